@@ -1,0 +1,189 @@
+"""One audit of a checkout: discover files, load records, build the model, run the rules."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hookguard.config import Config, ConfigError, load_config
+from hookguard.findings import Finding, InputError, Severity
+from hookguard.git.repo import Repo
+from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
+from hookguard.model.loader import LoadStats, load_worktree
+from hookguard.model.project import Project
+from hookguard.model.records import FileRecord
+from hookguard.model.sources import WorktreeSnapshot
+from hookguard.rules import ALL_RULES, RuleContext
+
+if TYPE_CHECKING:
+    from hookguard.contracts import HookContract
+    from hookguard.git.history import HistoryIndex, HookChange
+
+
+@dataclass
+class Options:
+    use_cache: bool = True
+    history: bool = True
+    contracts: tuple[str, ...] = ()
+    workers: int | None = None
+    select: tuple[str, ...] = ()
+
+
+@dataclass
+class AuditResult:
+    root: Path
+    findings: list[Finding]
+    errors: list[InputError]
+    notes: list[str]
+    stats: LoadStats
+    project: Project
+    seconds: float = 0.0
+    contracts: list[HookContract] = field(default_factory=list)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+
+@dataclass
+class Workspace:
+    """Where an audit runs: the repository (if any), its root and its configuration."""
+
+    root: Path
+    repo: Repo | None
+    config: Config
+
+    @classmethod
+    def open(cls, target: Path) -> Workspace:
+        target = target.resolve()
+        if not target.exists():
+            raise ConfigError(str(target), 0, "no such file or directory")
+        repo = Repo.discover(target)
+        root = repo.root.resolve() if repo else (target if target.is_dir() else target.parent)
+        return cls(root, repo, load_config(root))
+
+    def relative(self, path: Path) -> str:
+        rel = os.path.relpath(path.resolve(), self.root)
+        if rel.startswith(".."):
+            raise ConfigError(str(path), 0, f"is outside the checkout at {self.root}")
+        return "" if rel == "." else Path(rel).as_posix()
+
+    def cache(self, options: Options) -> RecordCache | None:
+        if not options.use_cache:
+            return None
+        return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest())
+
+    def load_contracts(self, extra: Sequence[str]) -> list[HookContract]:
+        paths = [*self.config.contracts, *extra]
+        if not paths and any((self.root / "contracts").glob("*.toml")):
+            paths = ["contracts"]
+        if not paths:
+            return []
+        from hookguard.contracts import load_contracts
+
+        contracts: list[HookContract] = []
+        for path in paths:
+            contracts.extend(load_contracts(self.root / path))
+        return contracts
+
+
+def run_rules(
+    project: Project,
+    config: Config,
+    contracts: list[HookContract],
+    history: HistoryIndex | None,
+    changes: Sequence[HookChange] = (),
+    select: Sequence[str] = (),
+) -> list[Finding]:
+    ctx = RuleContext(project, config, contracts, history, list(changes))
+    findings: list[Finding] = []
+    for rule_class in ALL_RULES:
+        if select and rule_class.name not in select and rule_class.code not in select:
+            continue
+        if not config.rule_enabled(rule_class.name, rule_class.code):
+            continue
+        level = config.severity_for(rule_class.name, rule_class.code, "")
+        if level == "off":
+            continue
+        for finding in rule_class().check(ctx):
+            if level in ("error", "warning"):
+                finding.severity = Severity(level)
+            findings.append(finding)
+    return sorted(findings, key=Finding.sort_key)
+
+
+def input_errors(project: Project) -> list[InputError]:
+    return sorted(
+        (InputError(e.path, e.line, e.message) for e in project.errors),
+        key=lambda e: (e.path, e.line),
+    )
+
+
+def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResult:
+    """Audit the checkout containing ``targets``; report findings under ``targets``."""
+    options = options or Options()
+    started = time.perf_counter()
+    targets = list(targets) or [Path.cwd()]
+    workspace = Workspace.open(targets[0])
+    config = workspace.config
+    scopes = [workspace.relative(t) for t in targets]
+    notes: list[str] = []
+    cache = workspace.cache(options)
+    snapshot = WorktreeSnapshot(workspace.root, workspace.repo, config)
+    paths = snapshot.paths()
+    records, stats = load_worktree(
+        workspace.root, paths, cache, config.max_file_size, options.workers
+    )
+    project = Project.build(records)
+    contracts = workspace.load_contracts(options.contracts)
+    history = None
+    if options.history and config.history:
+        history, note = open_history(workspace.repo)
+        if note:
+            notes.append(note)
+    findings = run_rules(project, config, contracts, history, select=options.select)
+    if history is not None:
+        notes.extend(history.errors)
+    if cache is not None:
+        cache.save()
+        notes.extend(cache.warnings)
+    findings = [f for f in findings if in_scope(f.path, scopes)]
+    errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
+    return AuditResult(
+        root=workspace.root,
+        findings=findings,
+        errors=errors,
+        notes=notes,
+        stats=stats,
+        project=project,
+        seconds=time.perf_counter() - started,
+        contracts=contracts,
+    )
+
+
+def open_history(repo: Repo | None) -> tuple[HistoryIndex | None, str | None]:
+    if repo is None:
+        return None, "not a git checkout: history evidence skipped"
+    if not repo.has_head():
+        return None, "the repository has no commits yet: history evidence skipped"
+    from hookguard.git.history import HistoryIndex
+
+    history = HistoryIndex(repo)
+    note = (
+        "shallow clone: history evidence only covers the commits fetched "
+        "(fetch more history, e.g. fetch-depth: 0, for complete evidence)"
+        if history.shallow
+        else None
+    )
+    return history, note
+
+
+def in_scope(path: str, scopes: Sequence[str]) -> bool:
+    return any(not s or path == s or path.startswith(s + "/") for s in scopes)
+
+
+__all__ = ["AuditResult", "FileRecord", "Options", "Workspace", "audit", "run_rules"]

@@ -1,0 +1,132 @@
+"""A thin, typed wrapper over the ``git`` command line.
+
+Every call is read-only. Blobs are read in one ``git cat-file --batch`` process per request.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class GitError(Exception):
+    """A git command failed; ``str()`` is one line naming what and why."""
+
+
+_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+def _git(cwd: Path, args: Sequence[str], *, input_: bytes | None = None) -> bytes:
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, input=input_, capture_output=True, env=_ENV, check=False
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    if proc.returncode != 0:
+        detail = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise GitError(detail[-1] if detail else f"git {args[0]} failed")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    blob: str
+
+
+class Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def discover(cls, path: Path) -> Repo | None:
+        """The repository containing ``path``, or None when it is not in a git work tree."""
+        start = path if path.is_dir() else path.parent
+        try:
+            top = _git(start, ["rev-parse", "--show-toplevel"]).decode().strip()
+        except (GitError, OSError):
+            return None
+        return cls(Path(top))
+
+    def git(self, *args: str, input_: bytes | None = None) -> bytes:
+        return _git(self.root, args, input_=input_)
+
+    def is_shallow(self) -> bool:
+        try:
+            return self.git("rev-parse", "--is-shallow-repository").strip() == b"true"
+        except GitError:
+            return False
+
+    def resolve(self, rev: str) -> str:
+        """The commit sha of ``rev``; GitError when it does not name a commit here."""
+        return self.git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").decode().strip()
+
+    def merge_base(self, a: str, b: str) -> str:
+        return self.git("merge-base", a, b).decode().strip()
+
+    def has_head(self) -> bool:
+        try:
+            self.resolve("HEAD")
+        except GitError:
+            return False
+        return True
+
+    def ls_files(self, pathspecs: Iterable[str]) -> list[str]:
+        """Tracked and untracked-but-not-ignored files, honouring every ``.gitignore``."""
+        out = self.git(
+            "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *pathspecs
+        )
+        return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
+
+    def ls_tree(self, rev: str) -> list[TreeEntry]:
+        out = self.git("ls-tree", "-r", "-z", "--full-tree", rev)
+        entries = []
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not item:
+                continue
+            meta, path = item.split("\t", 1)
+            mode, kind, sha = meta.split()
+            if kind == "blob" and mode != "120000":
+                entries.append(TreeEntry(path, sha))
+        return entries
+
+    def ls_index(self) -> list[TreeEntry]:
+        """The staged tree: what ``git commit`` would record now."""
+        out = self.git("ls-files", "-z", "--stage")
+        entries = []
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not item:
+                continue
+            meta, path = item.split("\t", 1)
+            mode, sha, stage = meta.split()
+            if stage == "0" and mode != "120000":
+                entries.append(TreeEntry(path, sha))
+        return entries
+
+    def read_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Contents of many blobs (or ``rev:path`` names) through one ``cat-file --batch``."""
+        if not shas:
+            return {}
+        out = self.git("cat-file", "--batch", input_="".join(f"{s}\n" for s in shas).encode())
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for name in shas:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) < 3 or header[1] == b"missing":
+                continue
+            size = int(header[2])
+            blobs[name] = out[pos : pos + size]
+            pos += size + 1
+        return blobs
+
+    def commit_subject(self, rev: str) -> tuple[str, str]:
+        """(short sha, subject) of a commit."""
+        out = self.git("show", "-s", "--format=%h%x00%s", rev).decode(errors="replace")
+        short, _, subject = out.strip().partition("\0")
+        return short, subject

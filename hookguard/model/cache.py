@@ -1,0 +1,145 @@
+"""A persistent cache of file records, keyed by content, hookguard version and config.
+
+The cache lives in ``.hookguard_cache/`` at the repository root (tagged with ``CACHEDIR.TAG``).
+It is a pickle, so it is signed: an HMAC under a per-user key that never lives in the checkout.
+A file a pull request planted, a corrupt file or one from another version is rebuilt with a
+warning and never unpickled. Writes are atomic (temp file + rename), so concurrent runs that
+share the folder each see a whole file, and the last writer wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import secrets
+import tempfile
+from pathlib import Path
+
+from hookguard import __version__
+from hookguard.model.records import FileRecord
+
+CACHE_DIR_NAME = ".hookguard_cache"
+_MAGIC = b"HOOKGUARD-CACHE-1\n"
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by hookguard.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+RecordKey = tuple[str, str, str]  # (content key, path, module)
+StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
+
+
+def _user_key() -> bytes | None:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hookguard"
+    path = base / "cache-key"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_bytes(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+        return key
+    except FileExistsError:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+class RecordCache:
+    def __init__(self, directory: Path, config_digest: str) -> None:
+        self.directory = directory
+        self.file = directory / f"records-{config_digest}.pickle"
+        self.stamp = f"{__version__}:{config_digest}"
+        self.warnings: list[str] = []
+        self._records: dict[RecordKey, FileRecord] = {}
+        self._stats: dict[str, StatEntry] = {}
+        self._used: set[RecordKey] = set()
+        self._dirty = False
+        self._key = _user_key()
+        if self._key is None:
+            self.warnings.append("cache disabled: no user cache directory for the signing key")
+        else:
+            self._load()
+
+    # -- reading ----------------------------------------------------------------------------
+    def _load(self) -> None:
+        try:
+            blob = self.file.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.warnings.append(f"{self.file}: cache unreadable ({exc.strerror}); rebuilding")
+            return
+        assert self._key is not None
+        head, digest, payload = blob[: len(_MAGIC)], blob[len(_MAGIC) : len(_MAGIC) + 32], blob[
+            len(_MAGIC) + 32 :
+        ]
+        expected = hmac.new(self._key, payload, hashlib.sha256).digest()
+        if head != _MAGIC or not hmac.compare_digest(digest, expected):
+            self.warnings.append(
+                f"{self.file}: cache is corrupt or was not written by this user; rebuilding"
+            )
+            return
+        try:
+            stamp, records, stats = pickle.loads(payload)
+        except Exception as exc:  # a signed payload that fails to load: treat as corrupt
+            self.warnings.append(f"{self.file}: cache unreadable ({exc}); rebuilding")
+            return
+        if stamp != self.stamp:
+            self.warnings.append(f"{self.file}: cache from hookguard {stamp}; rebuilding")
+            return
+        self._records, self._stats = records, stats
+
+    def get(self, key: RecordKey) -> FileRecord | None:
+        record = self._records.get(key)
+        if record is not None:
+            self._used.add(key)
+        return record
+
+    def stat_key(self, path: str, mtime_ns: int, size: int) -> str | None:
+        entry = self._stats.get(path)
+        if entry is not None and entry[0] == mtime_ns and entry[1] == size:
+            return entry[2]
+        return None
+
+    # -- writing ----------------------------------------------------------------------------
+    def put(self, key: RecordKey, record: FileRecord) -> None:
+        self._records[key] = record
+        self._used.add(key)
+        self._dirty = True
+
+    def put_stat(self, path: str, mtime_ns: int, size: int, content_key: str) -> None:
+        if self._stats.get(path) != (mtime_ns, size, content_key):
+            self._stats[path] = (mtime_ns, size, content_key)
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty or self._key is None:
+            return
+        # Keep what this run used, plus as many older entries again (other revisions).
+        kept = {k: self._records[k] for k in self._used}
+        for key, record in self._records.items():
+            if len(kept) >= 2 * len(self._used) + 64:
+                break
+            kept.setdefault(key, record)
+        payload = pickle.dumps((self.stamp, kept, self._stats), protocol=pickle.HIGHEST_PROTOCOL)
+        digest = hmac.new(self._key, payload, hashlib.sha256).digest()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text(_TAG)
+                (self.directory / ".gitignore").write_text("*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".records-", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_MAGIC + digest + payload)
+            os.replace(tmp, self.file)
+        except OSError as exc:
+            self.warnings.append(f"{self.directory}: cannot write cache ({exc.strerror})")

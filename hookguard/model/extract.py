@@ -1,0 +1,561 @@
+"""Build a :class:`FileRecord` from source bytes with the stdlib ``ast``.
+
+This is the hot path of a cold run, so it walks each tree once and keeps only what the rules
+need. It imports nothing heavy: parser worker processes import this module alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+
+from hookguard.model.records import (
+    Assignment,
+    CallSite,
+    ClassRecord,
+    FileRecord,
+    MethodKind,
+    MethodRecord,
+    Param,
+    ParamKind,
+)
+
+_OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
+_REFLECTIVE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr", "methodcaller"})
+_SUPPRESS = re.compile(r"#\s*hookguard:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
+MAX_BODY_LINES = 256
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain; the subscripted value for ``Generic[T]``."""
+    if isinstance(node, ast.Subscript):
+        return dotted_name(node.value)
+    if isinstance(node, ast.Call):  # ``with_metaclass(Meta, Base)``-style factories: unnamed
+        return None
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    """The absolute module named by ``from <level dots><target> import ...`` inside ``module``."""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    if target:
+        parts.append(target)
+    return ".".join(parts)
+
+
+def suppressions(text: str) -> dict[int, frozenset[str]]:
+    """Map line number to the rule names its ``# hookguard: ignore[...]`` comment names.
+
+    A bare ``# hookguard: ignore`` maps to ``{"*"}``.
+    """
+    found: dict[int, frozenset[str]] = {}
+    if "hookguard:" not in text:
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _SUPPRESS.search(line)
+        if match:
+            names = match.group(1)
+            found[number] = (
+                frozenset(n.strip() for n in names.split(",") if n.strip())
+                if names
+                else frozenset({"*"})
+            )
+    return found
+
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    params: list[Param] = []
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    for index, arg in enumerate(positional):
+        kind = (
+            ParamKind.POSITIONAL_ONLY
+            if index < len(args.posonlyargs)
+            else ParamKind.POSITIONAL_OR_KEYWORD
+        )
+        params.append(Param(arg.arg, kind, index >= first_default))
+    if args.vararg:
+        params.append(Param(args.vararg.arg, ParamKind.VAR_POSITIONAL, False))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        params.append(Param(arg.arg, ParamKind.KEYWORD_ONLY, default is not None))
+    if args.kwarg:
+        params.append(Param(args.kwarg.arg, ParamKind.VAR_KEYWORD, False))
+    return tuple(params)
+
+
+def _string_prefix(node: ast.expr) -> str | None:
+    """The constant prefix of a computed attribute name: ``f"on_{x}"``, ``"on_" + x``."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        if isinstance(head, ast.Constant) and isinstance(head.value, str):
+            return head.value
+        return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        left = node.left
+        if isinstance(left, ast.Constant) and isinstance(left.value, str):
+            return left.value.split("%")[0] if isinstance(node.op, ast.Mod) else left.value
+        return _string_prefix(left) if isinstance(node.op, ast.Add) else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant)
+        and isinstance(node.func.value.value, str)
+    ):
+        return node.func.value.value.split("{")[0]
+    return None
+
+
+def body_line_hashes(lines: list[str], start: int, end: int) -> tuple[int, ...]:
+    """CRC32 of each stripped, non-blank, non-comment source line in ``[start, end]``."""
+    hashes: set[int] = set()
+    for line in lines[start - 1 : min(end, start - 1 + MAX_BODY_LINES)]:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            hashes.add(zlib.crc32(stripped.encode()))
+    return tuple(sorted(hashes))
+
+
+class _MethodScanner:
+    """One pass over a method body: ``self`` assignments, reads and hook-relevant calls."""
+
+    def __init__(self, self_name: str | None, cls_names: frozenset[str]) -> None:
+        self.self_name = self_name
+        self.receivers = cls_names | ({self_name} if self_name else frozenset())
+        self.assigns: list[Assignment] = []
+        self.reads: set[str] = set()
+        self.calls: list[CallSite] = []
+        self.refs: set[str] = set()
+
+    def scan(self, body: Iterable[ast.stmt]) -> None:
+        for stmt in body:
+            self._stmt(stmt, None)
+
+    def _stmt(self, stmt: ast.stmt, condition: str | None) -> None:
+        if isinstance(stmt, ast.If):
+            self._expr(stmt.test, condition)
+            test = ast.unparse(stmt.test) if self._mentions_self(stmt) else None
+            inner = test if condition is None or test is None else f"{condition} and {test}"
+            for child in stmt.body:
+                self._stmt(child, inner)
+            negated = None if test is None else f"not ({test})"
+            inner_else = (
+                negated if condition is None or negated is None else f"{condition} and {negated}"
+            )
+            for child in stmt.orelse:
+                self._stmt(child, inner_else)
+            return
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            # Nested code may never run: it references names but sets no state here.
+            for node in ast.walk(stmt):
+                self._reference(node)
+            return
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for attr, line in self._self_targets(target):
+                    self.assigns.append(Assignment(attr, line, condition))
+        for node in ast.iter_child_nodes(stmt):
+            if isinstance(node, ast.stmt):
+                self._stmt(node, condition)
+            elif isinstance(node, ast.expr):
+                self._expr(node, condition)
+            else:
+                for sub in ast.iter_child_nodes(node):
+                    if isinstance(sub, ast.stmt):
+                        self._stmt(sub, condition)
+                    elif isinstance(sub, ast.expr):
+                        self._expr(sub, condition)
+
+    def _mentions_self(self, stmt: ast.If) -> bool:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and self._is_receiver(node.value):
+                return True
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and _is_super_call(node.func.value)
+            ):
+                return True
+        return False
+
+    def _self_targets(self, target: ast.expr) -> Iterator[tuple[str, int]]:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                yield from self._self_targets(element)
+        elif isinstance(target, ast.Starred):
+            yield from self._self_targets(target.value)
+        elif isinstance(target, ast.Attribute) and self._is_self(target.value):
+            yield target.attr, target.lineno
+
+    def _is_self(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.self_name
+
+    def _is_receiver(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id in self.receivers
+
+    def _reference(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute) and (
+            self._is_receiver(node.value) or _is_super_call(node.value)
+        ):
+            self.refs.add(node.attr)
+
+    def _expr(self, expr: ast.expr, condition: str | None) -> None:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Attribute):
+                if _is_super_call(node.value):
+                    self.refs.add(node.attr)
+                elif self._is_receiver(node.value):
+                    self.refs.add(node.attr)
+                    if isinstance(node.ctx, ast.Load) and self._is_self(node.value):
+                        self.reads.add(node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                self._call(node, condition)
+
+    def _call(self, call: ast.Call, condition: str | None) -> None:
+        func = call.func
+        assert isinstance(func, ast.Attribute)
+        receiver: str | None = None
+        explicit: str | None = None
+        positional = sum(1 for a in call.args if not isinstance(a, ast.Starred))
+        if self._is_self(func.value):
+            receiver = "self"
+        elif self._is_receiver(func.value):
+            receiver = "cls"
+        elif _is_super_call(func.value):
+            receiver = "super"
+        elif call.args and self._is_self(call.args[0]):
+            explicit = dotted_name(func.value)
+            if explicit is None:
+                return
+            receiver = "explicit"
+            positional -= 1
+        if receiver is None:
+            return
+        keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
+        self.calls.append(
+            CallSite(
+                receiver=receiver,
+                name=func.attr,
+                line=call.lineno,
+                col=call.col_offset + 1,
+                positional=positional,
+                keywords=keywords,
+                star_args=any(isinstance(a, ast.Starred) for a in call.args),
+                star_kwargs=any(k.arg is None for k in call.keywords),
+                condition=condition,
+                explicit_base=explicit,
+            )
+        )
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "super"
+    )
+
+
+class _FileExtractor:
+    def __init__(self, path: str, module: str, is_package: bool, text: str) -> None:
+        self.record = FileRecord(path=path, module=module, is_package=is_package)
+        self.lines = text.splitlines()
+        self.suppressed = suppressions(text)
+        self.imports: dict[str, str] = {}
+        self.star_imports: list[str] = []
+        self.attr_refs: set[str] = set()
+        self.string_refs: set[str] = set()
+        self.prefix_refs: set[str] = set()
+
+    def run(self, tree: ast.Module) -> FileRecord:
+        module_names: set[str] = set()
+        for stmt in tree.body:
+            module_names.update(_bound_names(stmt))
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                target = dotted_name(stmt.value) if not isinstance(stmt.value, ast.Call) else None
+                if target is not None:
+                    self.record.aliases[stmt.targets[0].id] = target
+        self._walk_scope(tree.body, qualprefix="", in_function=False)
+        self._scan_references(tree)
+        record = self.record
+        record.imports = self.imports
+        record.star_imports = tuple(self.star_imports)
+        record.attr_refs = frozenset(self.attr_refs)
+        record.string_refs = frozenset(self.string_refs)
+        record.prefix_refs = frozenset(self.prefix_refs)
+        record.module_names = frozenset(module_names)
+        return record
+
+    # -- scopes ---------------------------------------------------------------------------
+    def _walk_scope(self, body: list[ast.stmt], qualprefix: str, in_function: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                self._class(stmt, qualprefix, in_function)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._walk_scope(stmt.body, f"{qualprefix}{stmt.name}.<locals>.", True)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self._import(stmt, overwrite=not in_function)
+            else:
+                for child in _child_blocks(stmt):
+                    self._walk_scope(child, qualprefix, in_function)
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom, overwrite: bool) -> None:
+        def bind(local: str, target: str) -> None:
+            if overwrite or local not in self.imports:
+                self.imports[local] = target
+
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    bind(alias.asname, alias.name)
+                else:
+                    head = alias.name.split(".")[0]
+                    bind(head, head)
+            return
+        if stmt.level:
+            base = resolve_relative(
+                self.record.module, self.record.is_package, stmt.level, stmt.module
+            )
+        else:
+            base = stmt.module or ""
+        for alias in stmt.names:
+            if alias.name == "*":
+                self.star_imports.append(base)
+            else:
+                bind(alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name)
+
+    def _class(self, node: ast.ClassDef, qualprefix: str, in_function: bool) -> None:
+        qualname = f"{qualprefix}{node.name}"
+        bases = tuple(dotted_name(b) or "?" for b in node.bases)
+        record = ClassRecord(
+            qualname=qualname,
+            name=node.name,
+            line=node.lineno,
+            col=node.col_offset + 1,
+            bases=bases,
+            local_scope=in_function,
+        )
+        self.record.classes.append(record)
+        attributes: set[str] = set()
+        refs: set[str] = set()
+        for stmt in _class_body(node.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                method = self._method(stmt, refs)
+                if method is None:
+                    continue
+                existing = record.methods.get(method.name)
+                # A later ``def`` wins, as in Python, except a property's setter/deleter.
+                if existing is None or existing.kind is not MethodKind.PROPERTY:
+                    record.methods[method.name] = method
+            elif isinstance(stmt, ast.ClassDef):
+                attributes.add(stmt.name)
+                self._class(stmt, f"{qualname}.", in_function)
+            else:
+                attributes.update(_bound_names(stmt))
+        record.attributes = frozenset(attributes - record.methods.keys())
+        record.self_refs = frozenset(refs)
+
+    def _method(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_refs: set[str]
+    ) -> MethodRecord | None:
+        decorators = tuple(dotted_name(d) or "?" for d in node.decorator_list)
+        last_parts = {self._qualify(d).rsplit(".", 1)[-1] for d in decorators}
+        if "overload" in last_parts:
+            return None
+        if "staticmethod" in last_parts:
+            kind = MethodKind.STATIC
+        elif "classmethod" in last_parts:
+            kind = MethodKind.CLASS
+        elif last_parts & _PROPERTY_DECORATORS or any(
+            d.endswith((".setter", ".getter", ".deleter")) for d in decorators
+        ):
+            kind = MethodKind.PROPERTY
+        else:
+            kind = MethodKind.PLAIN
+        params = _params(node.args)
+        positional = [p for p in params if p.kind is not ParamKind.KEYWORD_ONLY]
+        first = positional[0].name if positional and kind is not MethodKind.STATIC else None
+        self_name = first if kind in (MethodKind.PLAIN, MethodKind.PROPERTY) else None
+        cls_names = frozenset({first}) if kind is MethodKind.CLASS and first else frozenset()
+        scanner = _MethodScanner(self_name, cls_names)
+        scanner.scan(node.body)
+        class_refs.update(scanner.refs)
+        start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        suppressed: set[str] = set()
+        for line in range(start, node.lineno + 1):
+            suppressed.update(self.suppressed.get(line, ()))
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:] or body
+        end = node.end_lineno or node.lineno
+        return MethodRecord(
+            name=node.name,
+            line=node.lineno,
+            col=node.col_offset + 1,
+            end_line=end,
+            def_line=node.lineno,
+            kind=kind,
+            params=params,
+            decorators=decorators,
+            is_override=bool(last_parts & _OVERRIDE_DECORATORS),
+            is_abstract="abstractmethod" in last_parts,
+            is_async=isinstance(node, ast.AsyncFunctionDef),
+            body_digest=_digest(body_line_hashes(self.lines, body[0].lineno, end)),
+            self_assigns=tuple(scanner.assigns),
+            self_reads=frozenset(scanner.reads),
+            calls=tuple(scanner.calls),
+            suppressed=frozenset(suppressed),
+        )
+
+    def _qualify(self, dotted: str) -> str:
+        """``dotted`` with its first name replaced by what it was imported as."""
+        head, _, rest = dotted.partition(".")
+        target = self.imports.get(head)
+        if target is None:
+            return dotted
+        return f"{target}.{rest}" if rest else target
+
+    # -- references -----------------------------------------------------------------------
+    def _scan_references(self, tree: ast.Module) -> None:
+        attr_refs = self.attr_refs
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                value = node.value
+                if not (
+                    (isinstance(value, ast.Name) and value.id in ("self", "cls"))
+                    or _is_super_call(value)
+                ):
+                    attr_refs.add(node.attr)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else (
+                    func.attr if isinstance(func, ast.Attribute) else None
+                )
+                if name not in _REFLECTIVE_CALLS or not node.args:
+                    continue
+                arg = node.args[0] if name == "methodcaller" else (
+                    node.args[1] if len(node.args) > 1 else None
+                )
+                if arg is None:
+                    continue
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    self.string_refs.add(arg.value)
+                else:
+                    prefix = _string_prefix(arg)
+                    if prefix is not None:
+                        self.prefix_refs.add(prefix)
+
+
+def _digest(hashes: tuple[int, ...]) -> str:
+    return ",".join(f"{h:x}" for h in hashes)
+
+
+def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """Statement lists nested in a compound statement that runs in the same scope."""
+    if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        yield stmt.body
+        yield stmt.orelse
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        yield stmt.body
+    elif isinstance(stmt, ast.Try) or (
+        hasattr(ast, "TryStar") and type(stmt).__name__ == "TryStar"
+    ):
+        yield stmt.body  # type: ignore[attr-defined]
+        for handler in stmt.handlers:  # type: ignore[attr-defined]
+            yield handler.body
+        yield stmt.orelse  # type: ignore[attr-defined]
+        yield stmt.finalbody  # type: ignore[attr-defined]
+    elif isinstance(stmt, ast.Match):
+        for case in stmt.cases:
+            yield case.body
+
+
+def _class_body(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in body:
+        if isinstance(stmt, (ast.If, ast.Try)):
+            for block in _child_blocks(stmt):
+                yield from _class_body(block)
+        else:
+            yield stmt
+
+
+def _bound_names(stmt: ast.stmt) -> Iterator[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield stmt.name
+    elif isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            yield from _target_names(target)
+    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        yield from _target_names(stmt.target)
+    elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        for alias in stmt.names:
+            if alias.name != "*":
+                yield alias.asname or alias.name.split(".")[0]
+    else:
+        for block in _child_blocks(stmt):
+            for child in block:
+                yield from _bound_names(child)
+
+
+def _target_names(target: ast.expr) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _target_names(element)
+
+
+def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord:
+    """Parse ``data`` and return its record; parse failures give a record with ``error`` set."""
+    try:
+        if b"\0" in data:
+            raise ValueError("file contains NUL bytes (binary, not Python source)")
+        tree = ast.parse(data, filename=path)
+        text = _decode(data)
+        return _FileExtractor(path, module, is_package, text).run(tree)
+    except SyntaxError as exc:
+        line = exc.lineno or 0
+        return _error(path, module, is_package, f"syntax error: {exc.msg}", line)
+    except UnicodeDecodeError as exc:
+        return _error(path, module, is_package, f"cannot decode source: {exc.reason}", 0)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, RecursionError):
+            message = "too deeply nested to analyse (recursion limit)"
+        return _error(path, module, is_package, message, 0)
+
+
+def _decode(data: bytes) -> str:
+    import io
+    import tokenize
+
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+
+
+def _error(path: str, module: str, is_package: bool, message: str, line: int) -> FileRecord:
+    return FileRecord(
+        path=path, module=module, is_package=is_package, error=message, error_line=line
+    )

@@ -1,0 +1,179 @@
+"""Turn a set of source files into records: from the cache where it can, in parallel where it pays.
+
+Worker processes import only :mod:`hookguard.model.extract` (stdlib ``ast``), never libcst.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hookguard.model.cache import RecordCache
+from hookguard.model.extract import extract
+from hookguard.model.records import FileRecord
+from hookguard.model.sources import blob_sha, module_names
+
+PARALLEL_THRESHOLD = 96  # below this many files to parse, a process pool costs more than it saves
+_CHUNK = 24
+
+
+@dataclass
+class LoadStats:
+    files: int = 0
+    parsed: int = 0
+    cached: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    module: str
+    is_package: bool
+    key: str
+    data: bytes | None  # None: read ``abspath`` in the worker
+    abspath: str | None
+    max_size: int
+
+
+def _run_job(job: _Job) -> FileRecord:
+    data = job.data
+    if data is None:
+        assert job.abspath is not None
+        try:
+            data = Path(job.abspath).read_bytes()
+        except OSError as exc:
+            return FileRecord(
+                path=job.path,
+                module=job.module,
+                is_package=job.is_package,
+                error=f"cannot read file: {exc.strerror or exc}",
+            )
+    if len(data) > job.max_size:
+        return FileRecord(
+            path=job.path,
+            module=job.module,
+            is_package=job.is_package,
+            error=f"skipped: {len(data) / 2**20:.1f} MiB is over max-file-size "
+            f"({job.max_size / 2**20:.1f} MiB)",
+        )
+    return extract(job.path, job.module, job.is_package, data)
+
+
+def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
+    cpus = workers if workers is not None else (os.cpu_count() or 1)
+    if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
+        return [_run_job(job) for job in jobs]
+    import multiprocessing
+
+    method = "fork" if sys.platform.startswith("linux") else None
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as pool:
+        return list(pool.map(_run_job, jobs, chunksize=_CHUNK))
+
+
+def load_worktree(
+    root: Path,
+    paths: Sequence[str],
+    cache: RecordCache | None,
+    max_size: int,
+    workers: int | None = None,
+) -> tuple[list[FileRecord], LoadStats]:
+    """Records for files on disk; unchanged files (same stat or same content) come from cache."""
+    stats = LoadStats(files=len(paths))
+    modules = module_names(paths)
+    records: list[FileRecord | None] = []
+    jobs: list[_Job] = []
+    slots: list[int] = []
+    for path in paths:
+        module, is_package = modules[path]
+        abspath = root / path
+        try:
+            st = abspath.stat()
+        except OSError as exc:
+            records.append(
+                FileRecord(path, module, is_package, error=f"cannot read file: {exc.strerror}")
+            )
+            continue
+        key = cache.stat_key(path, st.st_mtime_ns, st.st_size) if cache else None
+        data: bytes | None = None
+        if key is None:
+            try:
+                data = abspath.read_bytes()
+            except OSError as exc:
+                records.append(
+                    FileRecord(path, module, is_package, error=f"cannot read file: {exc.strerror}")
+                )
+                continue
+            key = blob_sha(data)
+            if cache:
+                cache.put_stat(path, st.st_mtime_ns, st.st_size, key)
+        record = cache.get((key, path, module)) if cache else None
+        if record is not None:
+            stats.cached += 1
+            records.append(record)
+            continue
+        slots.append(len(records))
+        records.append(None)
+        jobs.append(_Job(path, module, is_package, key, None, str(abspath), max_size))
+    return _finish(records, jobs, slots, cache, stats, workers)
+
+
+def load_blobs(
+    entries: Sequence[tuple[str, str]],
+    read: Callable[[Sequence[str]], dict[str, bytes]],
+    cache: RecordCache | None,
+    max_size: int,
+    workers: int | None = None,
+    parsed: dict[tuple[str, str, str], FileRecord] | None = None,
+) -> tuple[list[FileRecord], LoadStats]:
+    """Records for ``(path, blob sha)`` entries of a git tree; blobs are read only when needed.
+
+    ``parsed`` is shared between calls so a blob that two trees share is parsed once.
+    """
+    stats = LoadStats(files=len(entries))
+    modules = module_names(p for p, _ in entries)
+    memo = parsed if parsed is not None else {}
+    records: list[FileRecord | None] = []
+    missing: list[tuple[int, str, str, str, bool]] = []
+    for path, sha in entries:
+        module, is_package = modules[path]
+        key = (sha, path, module)
+        record = memo.get(key) or (cache.get(key) if cache else None)
+        if record is not None:
+            stats.cached += 1
+            memo[key] = record
+            records.append(record)
+            continue
+        missing.append((len(records), path, sha, module, is_package))
+        records.append(None)
+    blobs = read([sha for _, _, sha, _, _ in missing])
+    jobs = [
+        _Job(path, module, pkg, sha, blobs.get(sha, b""), None, max_size)
+        for _, path, sha, module, pkg in missing
+    ]
+    result, stats = _finish(records, jobs, [m[0] for m in missing], cache, stats, workers)
+    by_path = {r.path: r for r in result}
+    for _, path, sha, module, _ in missing:
+        memo[(sha, path, module)] = by_path[path]
+    return result, stats
+
+
+def _finish(
+    records: list[FileRecord | None],
+    jobs: list[_Job],
+    slots: list[int],
+    cache: RecordCache | None,
+    stats: LoadStats,
+    workers: int | None,
+) -> tuple[list[FileRecord], LoadStats]:
+    for slot, job, record in zip(slots, jobs, _parse_all(jobs, workers), strict=True):
+        records[slot] = record
+        if cache is not None:
+            cache.put((job.key, job.path, job.module), record)
+    stats.parsed = len(jobs)
+    return [r for r in records if r is not None], stats

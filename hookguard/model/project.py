@@ -1,0 +1,281 @@
+"""The whole-checkout model: classes resolved across modules, C3 MROs and subclass indexes.
+
+Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the cache.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
+
+# Bases outside the checkout that define no overridable methods of their own.
+EMPTY_EXTERNALS = frozenset(
+    {
+        "object",
+        "abc.ABC",
+        "typing.Generic",
+        "typing.Protocol",
+        "typing_extensions.Protocol",
+        "typing_extensions.Generic",
+    }
+)
+_MAX_ALIAS_DEPTH = 24
+
+
+@dataclass(frozen=True, slots=True)
+class External:
+    """A base class defined outside the checkout (``torch.nn.Module``), kept by name."""
+
+    name: str
+
+    @property
+    def is_empty(self) -> bool:
+        return self.name in EMPTY_EXTERNALS
+
+
+@dataclass(eq=False, slots=True)
+class ClassInfo:
+    fq: str  # ``package.module.Outer.Inner``
+    record: ClassRecord
+    file: FileRecord
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    def defines(self, name: str) -> bool:
+        return name in self.record.methods or name in self.record.attributes
+
+    def method(self, name: str) -> MethodRecord | None:
+        return self.record.methods.get(name)
+
+    def __repr__(self) -> str:
+        return f"ClassInfo({self.fq})"
+
+
+Node = ClassInfo | External
+
+
+@dataclass(frozen=True, slots=True)
+class ModelError:
+    path: str
+    line: int
+    message: str
+
+
+@dataclass
+class Project:
+    files: dict[str, FileRecord]
+    modules: dict[str, FileRecord] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    errors: list[ModelError] = field(default_factory=list)
+    _bases: dict[str, tuple[Node, ...]] = field(default_factory=dict)
+    _mro: dict[str, tuple[Node, ...]] = field(default_factory=dict)
+    _subclasses: dict[str, list[ClassInfo]] = field(default_factory=dict)
+    _top_packages: frozenset[str] = frozenset()
+
+    @classmethod
+    def build(cls, records: Iterable[FileRecord]) -> Project:
+        project = cls(files={})
+        for record in sorted(records, key=lambda r: r.path):
+            project.files[record.path] = record
+            if record.error is not None:
+                project.errors.append(ModelError(record.path, record.error_line, record.error))
+                continue
+            project.modules.setdefault(record.module, record)
+            for klass in record.classes:
+                fq = f"{record.module}.{klass.qualname}" if record.module else klass.qualname
+                project.classes.setdefault(fq, ClassInfo(fq, klass, record))
+        project._top_packages = frozenset(m.split(".")[0] for m in project.modules)
+        for info in project.classes.values():
+            bases = project._resolve_bases(info)
+            project._bases[info.fq] = bases
+            for base in bases:
+                if isinstance(base, ClassInfo):
+                    project._subclasses.setdefault(base.fq, []).append(info)
+        for info in project.classes.values():
+            project.mro(info)
+        return project
+
+    # -- name resolution --------------------------------------------------------------------
+    def _resolve_bases(self, info: ClassInfo) -> tuple[Node, ...]:
+        resolved: list[Node] = []
+        for base in info.record.bases:
+            if base == "?":
+                resolved.append(External("?"))
+                continue
+            node = self.resolve_name(info.file, base, scope=info.record.qualname)
+            if node is info:
+                node = External(base)
+            if isinstance(node, External) and node.name.split(".")[0] in self._top_packages:
+                self.errors.append(
+                    ModelError(
+                        info.file.path,
+                        info.record.line,
+                        f"cannot resolve base class {base!r} of {info.name} "
+                        f"({node.name} is not defined in the checkout)",
+                    )
+                )
+            resolved.append(node)
+        return tuple(resolved)
+
+    def resolve_name(self, file: FileRecord, dotted: str, scope: str = "") -> Node:
+        """What ``dotted`` names inside ``file``, seen from the class or function ``scope``."""
+        return self._resolve_in_file(file, dotted, scope, 0)
+
+    def _resolve_in_file(self, file: FileRecord, dotted: str, scope: str, depth: int) -> Node:
+        head, _, rest = dotted.partition(".")
+        tail = f".{rest}" if rest else ""
+        prefix = f"{file.module}." if file.module else ""
+        # Enclosing scopes first: a class in the same function, then module level.
+        parts = scope.split(".")[:-1]
+        while parts:
+            candidate = f"{prefix}{'.'.join(parts)}.{head}"
+            if candidate in self.classes:
+                return self._lookup(candidate + tail, depth)
+            parts.pop()
+        if f"{prefix}{head}" in self.classes:
+            return self._lookup(f"{prefix}{head}{tail}", depth)
+        if head in file.imports:
+            return self._lookup(file.imports[head] + tail, depth)
+        if head in file.aliases and depth < _MAX_ALIAS_DEPTH:
+            return self._resolve_in_file(file, file.aliases[head] + tail, "", depth + 1)
+        for star in file.star_imports:
+            node = self._lookup(f"{star}.{dotted}", depth)
+            if isinstance(node, ClassInfo):
+                return node
+        return External(dotted)
+
+    def _lookup(self, fq: str, depth: int) -> Node:
+        """Follow re-exports (imports, aliases, star imports) until a class or the edge."""
+        info = self.classes.get(fq)
+        if info is not None:
+            return info
+        if depth >= _MAX_ALIAS_DEPTH:
+            return External(fq)
+        parts = fq.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.modules.get(".".join(parts[:cut]))
+            if module is None:
+                continue
+            name, rest = parts[cut], parts[cut + 1 :]
+            tail = "".join(f".{p}" for p in rest)
+            if name in module.imports:
+                return self._lookup(module.imports[name] + tail, depth + 1)
+            if name in module.aliases:
+                return self._resolve_in_file(module, module.aliases[name] + tail, "", depth + 1)
+            for star in module.star_imports:
+                node = self._lookup(f"{star}.{name}{tail}", depth + 1)
+                if isinstance(node, ClassInfo):
+                    return node
+            break
+        return External(fq)
+
+    # -- inheritance ------------------------------------------------------------------------
+    def bases(self, info: ClassInfo) -> tuple[Node, ...]:
+        return self._bases.get(info.fq, ())
+
+    def mro(self, info: ClassInfo) -> tuple[Node, ...]:
+        """The C3 linearisation; cycles and inconsistent hierarchies are reported, not raised."""
+        cached = self._mro.get(info.fq)
+        if cached is not None:
+            return cached
+        # Iterative post-order so deep hierarchies never hit the recursion limit.
+        stack: list[tuple[ClassInfo, bool]] = [(info, False)]
+        visiting: set[str] = set()
+        while stack:
+            current, expanded = stack.pop()
+            if current.fq in self._mro:
+                continue
+            if expanded:
+                visiting.discard(current.fq)
+                self._mro[current.fq] = self._linearise(current)
+                continue
+            visiting.add(current.fq)
+            stack.append((current, True))
+            for base in self.bases(current):
+                if isinstance(base, ClassInfo) and base.fq not in self._mro:
+                    if base.fq in visiting:
+                        self._report_cycle(current, base)
+                        self._mro[base.fq] = (base,)
+                        continue
+                    stack.append((base, False))
+        return self._mro[info.fq]
+
+    def _report_cycle(self, child: ClassInfo, base: ClassInfo) -> None:
+        self.errors.append(
+            ModelError(
+                child.file.path,
+                child.record.line,
+                f"cyclic inheritance: {child.fq} and {base.fq} inherit from each other",
+            )
+        )
+
+    def _linearise(self, info: ClassInfo) -> tuple[Node, ...]:
+        bases = self.bases(info)
+        sequences: list[list[Node]] = [
+            list(self._mro.get(b.fq, (b,))) if isinstance(b, ClassInfo) else [b] for b in bases
+        ]
+        sequences.append(list(bases))
+        merged = _c3_merge(sequences)
+        if merged is None:
+            self.errors.append(
+                ModelError(
+                    info.file.path,
+                    info.record.line,
+                    f"inconsistent method resolution order for {info.fq}; using depth-first",
+                )
+            )
+            merged = list(dict.fromkeys(n for seq in sequences for n in seq))
+        return (info, *merged)
+
+    def ancestors(self, info: ClassInfo) -> tuple[Node, ...]:
+        return self.mro(info)[1:]
+
+    def subclasses(self, info: ClassInfo) -> list[ClassInfo]:
+        return self._subclasses.get(info.fq, [])
+
+    def descendants(self, info: ClassInfo) -> Iterator[ClassInfo]:
+        seen = {info.fq}
+        queue = deque(self.subclasses(info))
+        while queue:
+            current = queue.popleft()
+            if current.fq in seen:
+                continue
+            seen.add(current.fq)
+            yield current
+            queue.extend(self.subclasses(current))
+
+    def defining_ancestor(self, info: ClassInfo, name: str) -> Node | None:
+        """The first class after ``info`` in its MRO that defines ``name``, if known."""
+        for node in self.ancestors(info):
+            if isinstance(node, ClassInfo) and node.defines(name):
+                return node
+        return None
+
+    def find_class(self, name: str) -> list[ClassInfo]:
+        """Classes by fully qualified name, or by bare or partly qualified name."""
+        info = self.classes.get(name)
+        if info is not None:
+            return [info]
+        suffix = f".{name}"
+        return [c for fq, c in self.classes.items() if fq.endswith(suffix)]
+
+
+def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
+    result: list[Node] = []
+    seqs = [list(s) for s in sequences if s]
+    while seqs:
+        for seq in seqs:
+            head = seq[0]
+            if not any(head in other[1:] for other in seqs):
+                break
+        else:
+            return None
+        result.append(head)
+        seqs = [[n for n in s if n != head] if s[0] == head else s for s in seqs]
+        seqs = [s for s in seqs if s]
+    return result

@@ -1,0 +1,124 @@
+"""Compact, picklable per-file records: the whole static model is built from these.
+
+A record holds what the rules need and nothing of the syntax tree, so records can be cached by
+content hash, shipped between processes and merged into a :class:`~hookguard.model.project.Project`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class MethodKind(str, Enum):
+    PLAIN = "plain"
+    STATIC = "static"
+    CLASS = "class"
+    PROPERTY = "property"
+
+
+class ParamKind(str, Enum):
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    VAR_POSITIONAL = "var-positional"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_KEYWORD = "var-keyword"
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    kind: ParamKind
+    has_default: bool
+
+    def render(self) -> str:
+        prefix = {ParamKind.VAR_POSITIONAL: "*", ParamKind.VAR_KEYWORD: "**"}.get(self.kind, "")
+        return f"{prefix}{self.name}{'=...' if self.has_default else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """A call ``<receiver>.<name>(...)`` made inside a method, with its argument shape."""
+
+    receiver: str  # "self", "cls", "super", or "explicit" (``Base.name(self, ...)``)
+    name: str
+    line: int
+    col: int
+    positional: int  # positional arguments, not counting an explicit ``self``
+    keywords: tuple[str, ...]
+    star_args: bool  # ``*args`` at the call: positional count is a lower bound
+    star_kwargs: bool  # ``**kwargs`` at the call: keywords are a lower bound
+    condition: str | None = None  # source of the enclosing ``if`` test, when there is one
+    explicit_base: str | None = None  # dotted name for ``Base.name(self, ...)`` calls
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    attr: str
+    line: int
+    condition: str | None = None
+
+
+@dataclass(slots=True)
+class MethodRecord:
+    name: str
+    line: int
+    col: int
+    end_line: int
+    def_line: int  # line of the ``def`` keyword (after decorators)
+    kind: MethodKind
+    params: tuple[Param, ...]
+    decorators: tuple[str, ...]
+    is_override: bool  # carries ``@override``
+    is_abstract: bool
+    is_async: bool
+    body_digest: str  # normalised body, for rename pairing
+    self_assigns: tuple[Assignment, ...] = ()
+    self_reads: frozenset[str] = frozenset()
+    calls: tuple[CallSite, ...] = ()
+    suppressed: frozenset[str] = frozenset()  # rules named in ``# hookguard: ignore[...]``
+
+    @property
+    def bound_params(self) -> tuple[Param, ...]:
+        """The parameters a call through an instance binds (``self``/``cls`` removed)."""
+        if self.kind is MethodKind.STATIC or not self.params:
+            return self.params
+        first = self.params[0]
+        if first.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):
+            return self.params[1:]
+        return self.params
+
+    def signature(self) -> str:
+        return f"{self.name}({', '.join(p.render() for p in self.params)})"
+
+
+@dataclass(slots=True)
+class ClassRecord:
+    qualname: str  # dotted within the module: ``Outer.Inner``, ``factory.<locals>.Local``
+    name: str
+    line: int
+    col: int
+    bases: tuple[str, ...]  # dotted names as written; ``?`` for expressions we cannot name
+    methods: dict[str, MethodRecord] = field(default_factory=dict)
+    attributes: frozenset[str] = frozenset()  # names bound in the class body that are not defs
+    self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
+    local_scope: bool = False  # defined inside a function
+
+
+@dataclass(slots=True)
+class FileRecord:
+    """Everything the checker keeps of one source file."""
+
+    path: str  # posix, relative to the repository root
+    module: str  # dotted module name
+    is_package: bool  # an ``__init__.py``
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified target
+    star_imports: tuple[str, ...] = ()
+    aliases: dict[str, str] = field(default_factory=dict)  # module-level ``Name = other.Name``
+    classes: list[ClassRecord] = field(default_factory=list)
+    attr_refs: frozenset[str] = frozenset()  # ``x.NAME`` loads on receivers other than self/cls
+    string_refs: frozenset[str] = frozenset()  # literal names given to getattr/hasattr/setattr
+    prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
+    module_names: frozenset[str] = frozenset()  # names bound at module level
+    error: str | None = None  # one-line parse error; the record is otherwise empty
+    error_line: int = 0

@@ -1,0 +1,1 @@
+"""Renderers: each turns a result into text for one audience. Rules never print."""

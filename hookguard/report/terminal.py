@@ -1,0 +1,53 @@
+"""Rich output for a person at a terminal: grouped by file, with the chain and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+from typing import IO
+
+from hookguard.findings import Finding, InputError, Severity
+
+
+def render_terminal(
+    findings: Sequence[Finding],
+    errors: Sequence[InputError],
+    notes: Sequence[str],
+    summary: str,
+    stream: IO[str],
+    color: bool,
+) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    console = Console(file=stream, no_color=not color, highlight=False, soft_wrap=False)
+    for path, group in groupby(findings, key=lambda f: f.path):
+        tree = Tree(f"[bold underline]{escape(path)}[/]")
+        for finding in group:
+            style = "bold red" if finding.severity is Severity.ERROR else "bold yellow"
+            node = tree.add(
+                f"[{style}]{finding.code} {finding.rule}[/] "
+                f"[dim]{finding.line}:{finding.column}[/] {escape(finding.symbol)}"
+            )
+            node.add(escape(finding.message))
+            chain = finding.evidence.get("chain")
+            if isinstance(chain, list) and len(chain) > 1:
+                node.add("[dim]chain:[/] " + " → ".join(escape(str(c)) for c in chain))
+            commit = finding.evidence.get("short")
+            if commit:
+                node.add(f"[dim]commit:[/] {commit} {escape(str(finding.evidence.get('subject')))}")
+            for related in finding.related:
+                node.add(
+                    f"[dim]see:[/] {escape(related.path)}:{related.line} {escape(related.message)}"
+                )
+            fix = finding.evidence.get("fix")
+            if fix:
+                node.add(f"[green]fix:[/] {escape(str(fix))}")
+        console.print(tree)
+        console.print()
+    for error in errors:
+        console.print(f"[red]{escape(error.path)}:{error.line}: error:[/] {escape(error.message)}")
+    for note in notes:
+        console.print(f"[dim]note: {escape(note)}[/]")
+    console.print(summary)

@@ -1,0 +1,18 @@
+"""The rule registry: one module per rule, looked up by code or readable name."""
+
+from __future__ import annotations
+
+from hookguard.rules.base import Rule, RuleContext
+from hookguard.rules.stale_override import StaleOverride
+
+ALL_RULES: tuple[type[Rule], ...] = (StaleOverride,)
+
+
+def rule_by_id(ident: str) -> type[Rule] | None:
+    for rule in ALL_RULES:
+        if ident in (rule.code, rule.name) or ident.upper() == rule.code:
+            return rule
+    return None
+
+
+__all__ = ["ALL_RULES", "Rule", "RuleContext", "rule_by_id"]

@@ -1,0 +1,153 @@
+"""What every rule shares: identity, documentation, and the context a check runs in."""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar
+
+from hookguard.config import Config
+from hookguard.findings import Finding, Location, Severity
+from hookguard.model.project import ClassInfo, Project
+from hookguard.model.records import MethodRecord
+
+if TYPE_CHECKING:
+    from hookguard.contracts import HookContract
+    from hookguard.git.history import HistoryIndex, HookChange
+
+
+@dataclass
+class References:
+    """Every way the checkout names an attribute outside ``self``: for "is this method live?"."""
+
+    attributes: frozenset[str]
+    strings: frozenset[str]
+    prefixes: frozenset[str]
+    definers: dict[str, list[ClassInfo]]  # method name -> classes that define it
+
+    @classmethod
+    def of(cls, project: Project) -> References:
+        attributes: set[str] = set()
+        strings: set[str] = set()
+        prefixes: set[str] = set()
+        for record in project.files.values():
+            attributes |= record.attr_refs
+            strings |= record.string_refs
+            prefixes |= record.prefix_refs
+        definers: dict[str, list[ClassInfo]] = {}
+        for info in project.classes.values():
+            for method in info.record.methods:
+                definers.setdefault(method, []).append(info)
+        return cls(
+            frozenset(attributes),
+            frozenset(strings),
+            frozenset(p for p in prefixes if p),
+            definers,
+        )
+
+    def outside(self, name: str, family: set[str]) -> str | None:
+        """Why code outside the class family finds ``name``, or None.
+
+        ``obj.name`` with an unknown receiver counts only when no class outside ``family``
+        (fully qualified names) defines ``name``: otherwise it most likely means that class.
+        """
+        if name in self.strings:
+            return f"'{name}' is looked up by name (getattr/hasattr)"
+        for prefix in self.prefixes:
+            if name.startswith(prefix):
+                return f"'{name}' matches a computed attribute name ('{prefix}...')"
+        if name in self.attributes and all(
+            c.fq in family for c in self.definers.get(name, ())
+        ):
+            return f"'{name}' is referenced as an attribute outside the class"
+        return None
+
+
+@dataclass
+class RuleContext:
+    project: Project
+    config: Config
+    contracts: list[HookContract] = field(default_factory=list)
+    history: HistoryIndex | None = None
+    changes: list[HookChange] = field(default_factory=list)  # from a base..head diff
+
+    @cached_property
+    def references(self) -> References:
+        return References.of(self.project)
+
+    def family(self, info: ClassInfo) -> set[str]:
+        """Fully qualified names of ``info``, its ancestors and its descendants."""
+        names = {n.fq for n in self.project.mro(info) if isinstance(n, ClassInfo)}
+        names.update(d.fq for d in self.project.descendants(info))
+        return names
+
+    def family_self_refs(self, info: ClassInfo, name: str) -> list[ClassInfo]:
+        """Classes in ``info``'s line (ancestors, itself, descendants) using ``self.name``."""
+        users = []
+        for node in (*self.project.mro(info), *self.project.descendants(info)):
+            if isinstance(node, ClassInfo) and name in node.record.self_refs:
+                users.append(node)
+        return users
+
+
+class Rule(ABC):
+    """Base class. The subclass docstring is the rule's documentation, in ruff's sections."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    autofix: ClassVar[str] = "No autofix."
+
+    @abstractmethod
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        """Yield this rule's findings for the whole project."""
+
+    @classmethod
+    def documentation(cls) -> str:
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        header = f"{cls.code} {cls.name} ({cls.severity.value})"
+        return f"{header}\n\n{doc}\n\n## Autofix\n{cls.autofix}"
+
+    def finding(
+        self,
+        info: ClassInfo,
+        method: MethodRecord,
+        *,
+        hook: str,
+        message: str,
+        severity: Severity | None = None,
+        evidence: dict[str, object] | None = None,
+        related: Iterable[Location] = (),
+    ) -> Finding | None:
+        """A finding at ``method``'s ``def``, or None when a comment there suppresses it."""
+        if method.suppressed & {"*", self.name, self.code}:
+            return None
+        return Finding(
+            rule=self.name,
+            code=self.code,
+            severity=severity or self.severity,
+            path=info.file.path,
+            line=method.def_line,
+            column=method.col,
+            end_line=method.def_line,
+            end_column=method.col + len(f"def {method.name}"),
+            symbol=f"{info.fq}.{method.name}",
+            hook=hook,
+            message=message,
+            evidence=dict(evidence or {}),
+            related=list(related),
+        )
+
+
+def class_methods(project: Project) -> Iterator[tuple[ClassInfo, MethodRecord]]:
+    for info in project.classes.values():
+        for method in info.record.methods.values():
+            yield info, method
+
+
+def is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")

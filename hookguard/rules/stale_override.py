@@ -1,0 +1,272 @@
+"""HG001 stale-override."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from hookguard.findings import Finding, Location, Severity
+from hookguard.git.history import HookChange
+from hookguard.model.project import ClassInfo, External
+from hookguard.model.records import MethodRecord
+from hookguard.rules.base import Rule, RuleContext, is_dunder
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    kind: str  # "diff" | "history" | "contract" | "override-decorator"
+    ancestor: ClassInfo | None
+    old: str
+    new: str | None
+    change: HookChange | None = None
+    source: str = ""  # contract file:line
+
+    def describe(self) -> str:
+        if self.kind == "override-decorator":
+            return "it is decorated with @override, but no base class defines it"
+        where = self.ancestor.name if self.ancestor else "its base"
+        if self.kind == "contract":
+            return (
+                f"the contract at {self.source} says {where}.{self.old} "
+                f"was renamed to {self.new}"
+            )
+        assert self.change is not None
+        verb = f"renamed to {self.new}" if self.new else "removed"
+        when = (
+            "by this change"
+            if self.kind == "diff" and not self.change.short
+            else f"in {self.change.short} ({self.change.subject})"
+        )
+        return f"{where}.{self.old} was {verb} {when}"
+
+
+class StaleOverride(Rule):
+    """
+    ## What it does
+    Finds methods that were written to override a base-class hook which no longer exists under
+    that name: the base renamed or removed it, so the override never runs.
+
+    A method counts as an intended override when there is evidence for it: it carries
+    `@override`; a contract lists its name under `renamed_from` for a hook of an ancestor; or the
+    git history shows an ancestor once defined it and a later commit removed or renamed it.
+
+    ## Why is this bad?
+    Python raises nothing. The base class calls its new hook (or nothing at all), the override is
+    silently dead, and the failure shows up far away: a wrong result, or an assertion deep inside
+    code the subclass author never touched. Type checkers and linters do not see it unless every
+    override carries `@override`.
+
+    ## Example
+    ```python
+    class KVCacheManagerV2:
+        # was _build_pool_mapping_tensors
+        def _prepare_page_table_tensor(self, index_mapper_capacity): ...
+
+    class MiniMaxM3KVCacheManagerV2(KVCacheManagerV2):
+        def _build_pool_mapping_tensors(self): ...  # never called any more
+    ```
+
+    ## Use instead
+    ```python
+    class MiniMaxM3KVCacheManagerV2(KVCacheManagerV2):
+        def _prepare_page_table_tensor(self, index_mapper_capacity): ...
+    ```
+
+    ## Severity
+    An error, except when the method is still found by name from outside its class family
+    (`getattr`, `hasattr`, computed names, `obj.method`): then it may be live code, and it is a
+    warning. A *removed* hook that the subclass still calls itself has become that subclass's
+    own helper and is not reported. A *renamed* hook is reported even when the subclass calls the
+    old name itself: the base's call no longer reaches it.
+
+    ## Known limitations
+    History evidence follows each ancestor's file through renames (`git log --follow`) but not a
+    class that moved between files in the same commit as the rename. Bases outside the checkout
+    may define any name: `@override` evidence is not used for classes with such a base.
+    """
+
+    code = "HG001"
+    name = "stale-override"
+    severity = Severity.ERROR
+    summary = "override of a base hook that was renamed or removed; it never runs"
+    autofix = (
+        "`hookguard fix` renames the override to the hook's new name when the rename is known "
+        "(from history, the diff, or a contract's `renamed_from`), and updates the class's own "
+        "references to the old name. It refuses when the new name already exists in the class. "
+        "Unsafe when code outside the class calls the old name: review those call sites."
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        project = ctx.project
+        duck = set(ctx.config.duck_protocols)
+        candidates: list[tuple[ClassInfo, MethodRecord]] = []
+        for info in project.classes.values():
+            ancestors = project.ancestors(info)
+            if not ancestors:
+                continue
+            for method in info.record.methods.values():
+                if is_dunder(method.name) or method.name in duck:
+                    continue
+                if not any(isinstance(a, ClassInfo) and a.defines(method.name) for a in ancestors):
+                    candidates.append((info, method))
+        if not candidates:
+            return
+        evidence = self._gather(ctx, candidates)
+        for info, method in candidates:
+            found = evidence.get((info.fq, method.name))
+            if found is not None:
+                finding = self._judge(ctx, info, method, found)
+                if finding is not None:
+                    yield finding
+
+    # -- evidence ---------------------------------------------------------------------------
+    def _gather(
+        self, ctx: RuleContext, candidates: list[tuple[ClassInfo, MethodRecord]]
+    ) -> dict[tuple[str, str], _Evidence]:
+        project = ctx.project
+        evidence: dict[tuple[str, str], _Evidence] = {}
+
+        def offer(key: tuple[str, str], item: _Evidence) -> None:
+            rank = {"diff": 0, "history": 1, "contract": 2, "override-decorator": 3}
+            current = evidence.get(key)
+            if current is None or rank[item.kind] < rank[current.kind]:
+                evidence[key] = item
+
+        # From the change under review (``hookguard check``).
+        changes = {(c.class_fq, c.old): c for c in ctx.changes}
+        # From contracts: old name -> (class, new name).
+        renamed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        for contract in ctx.contracts:
+            for old in contract.renamed_from:
+                renamed[old].append((contract.cls, contract.method, contract.location))
+        wanted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for info, method in candidates:
+            key = (info.fq, method.name)
+            ancestors = project.ancestors(info)
+            internal = [a for a in ancestors if isinstance(a, ClassInfo)]
+            for ancestor in internal:
+                change = changes.get((ancestor.fq, method.name))
+                if change is not None:
+                    offer(key, _Evidence("diff", ancestor, method.name, change.new, change))
+                    break
+            for cls_name, new, location in renamed.get(method.name, ()):
+                for ancestor in internal:
+                    if ancestor.fq == cls_name:
+                        offer(key, _Evidence("contract", ancestor, method.name, new, None,
+                                             location))
+            if method.is_override and all(
+                isinstance(a, ClassInfo) or (isinstance(a, External) and a.is_empty)
+                for a in ancestors
+            ):
+                offer(key, _Evidence("override-decorator", None, method.name, None))
+            if ctx.history is not None:
+                for ancestor in internal:
+                    wanted[ancestor.file.path][ancestor.record.qualname].add(method.name)
+        if ctx.history is not None:
+            lost: dict[tuple[str, str], HookChange] = {}
+            for path, per_class in wanted.items():
+                record = project.files[path]
+                for (qualname, name), change in ctx.history.lost_methods(
+                    path, per_class, record.module, record.is_package
+                ).items():
+                    prefix = f"{record.module}." if record.module else ""
+                    lost[(f"{prefix}{qualname}", name)] = change
+            for info, method in candidates:
+                for node in project.ancestors(info):  # nearest ancestor first
+                    if not isinstance(node, ClassInfo):
+                        continue
+                    change = lost.get((node.fq, method.name))
+                    if change is not None:
+                        offer(
+                            (info.fq, method.name),
+                            _Evidence("history", node, method.name, change.new, change),
+                        )
+                        break
+        return evidence
+
+    # -- verdict ----------------------------------------------------------------------------
+    def _judge(
+        self, ctx: RuleContext, info: ClassInfo, method: MethodRecord, evidence: _Evidence
+    ) -> Finding | None:
+        name = method.name
+        outside = ctx.references.outside(name, ctx.family(info))
+        own_users = ctx.family_self_refs(info, name)
+        severity = Severity.ERROR
+        if evidence.new is not None:
+            # Renamed: if the class (or a base between) took the new name, the old one is a helper.
+            if info.defines(evidence.new):
+                return None
+            if outside:
+                severity = Severity.WARNING
+            fix = f"rename it to {evidence.new}"
+            headline = (
+                f"{info.name}.{name} overrides a hook that no longer exists: "
+                f"{evidence.describe()}; this override never runs"
+            )
+        elif evidence.kind == "override-decorator":
+            if outside or own_users:
+                severity = Severity.WARNING
+            fix = "remove @override or override an existing hook"
+            headline = f"{info.name}.{name} is not an override: {evidence.describe()}"
+        else:
+            if own_users or outside:
+                return None  # a removed hook the class still uses is its own helper now
+            fix = "delete it, or move its logic to the hook that replaced it"
+            headline = (
+                f"{info.name}.{name} overrides a hook that was removed: "
+                f"{evidence.describe()}; nothing calls it any more"
+            )
+        reasons = [r for r in [outside] if r]
+        if severity is Severity.WARNING and reasons:
+            headline += f" (warning only: {reasons[0]})"
+        chain = self._chain(ctx, info, evidence.ancestor)
+        details: dict[str, object] = {
+            "kind": evidence.kind,
+            "old": name,
+            "new": evidence.new,
+            "ancestor": evidence.ancestor.fq if evidence.ancestor else None,
+            "chain": chain,
+            "fix": fix,
+        }
+        related: list[Location] = []
+        if evidence.change is not None:
+            details.update(
+                commit=evidence.change.commit or None,
+                short=evidence.change.short or None,
+                subject=evidence.change.subject or None,
+                changed_path=evidence.change.path,
+            )
+        if evidence.source:
+            details["contract"] = evidence.source
+        if evidence.ancestor is not None:
+            target = evidence.ancestor.method(evidence.new) if evidence.new else None
+            related.append(
+                Location(
+                    evidence.ancestor.file.path,
+                    target.def_line if target else evidence.ancestor.record.line,
+                    target.col if target else evidence.ancestor.record.col,
+                    f"{evidence.ancestor.name}.{evidence.new}" if target
+                    else f"{evidence.ancestor.name} (the class that lost the hook)",
+                )
+            )
+        if own_users and evidence.new is not None:
+            details["still_called_by"] = [c.fq for c in own_users]
+        return self.finding(
+            info,
+            method,
+            hook=evidence.new or name,
+            message=f"{headline}; {fix}",
+            severity=severity,
+            evidence=details,
+            related=related,
+        )
+
+    @staticmethod
+    def _chain(ctx: RuleContext, info: ClassInfo, ancestor: ClassInfo | None) -> list[str]:
+        chain: list[str] = []
+        for node in ctx.project.mro(info):
+            chain.append(node.fq if isinstance(node, ClassInfo) else node.name)
+            if node is ancestor:
+                break
+        return chain if ancestor is not None else chain[:1]

@@ -1,0 +1,83 @@
+"""Shared test helpers: real files, real git repositories, real parses."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_fixture_builder() -> ModuleType:
+    name = "hookguard_fixture_build"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "fixtures" / "repos" / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent-home-for-git",
+}
+
+
+class GitRepo:
+    """A throwaway repository: ``write`` files, ``commit`` them, ``git`` anything."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", "-b", "main")
+
+    def git(self, *args: str) -> str:
+        env = {**os.environ, **GIT_ENV}
+        return subprocess.run(
+            ["git", "-c", "commit.gpgsign=false", *args],
+            cwd=self.root, env=env, check=True, capture_output=True, text=True,
+        ).stdout
+
+    def write(self, files: Mapping[str, str]) -> None:
+        for path, text in files.items():
+            target = self.root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(textwrap.dedent(text).lstrip("\n"))
+
+    def commit(self, message: str, files: Mapping[str, str] | None = None) -> str:
+        if files:
+            self.write(files)
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Callable[..., GitRepo]:
+    def make(name: str = "repo") -> GitRepo:
+        return GitRepo(tmp_path / name)
+
+    return make
+
+
+def write_tree(root: Path, files: Mapping[str, str]) -> Path:
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root

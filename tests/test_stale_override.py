@@ -1,0 +1,349 @@
+"""HG001 stale-override: every evidence kind, with cases that must fire and must not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding, Severity
+from tests.conftest import GitRepo, load_fixture_builder, write_tree
+
+build = load_fixture_builder()
+
+
+def stale(findings: list[Finding]) -> dict[str, Finding]:
+    return {f.symbol: f for f in findings if f.rule == "stale-override"}
+
+
+def run(root: Path, **options: object) -> list[Finding]:
+    return audit([root], Options(use_cache=False, **options)).findings  # type: ignore[arg-type]
+
+
+# -- the incident ------------------------------------------------------------------------------
+def test_incident_reports_m3_override_with_rename_commit(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv")
+    found = stale(run(repo))
+    m3 = found["trtllm_mini.attention_backend.sparse.minimax_m3.cache_manager."
+               "MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors"]
+    expected = next(e for e in build.expected_findings("incident")
+                    if e["rule"] == "HG001" and "MiniMax" in str(e["qualname"]))
+    assert (m3.path, m3.line) == (expected["path"], expected["line"])
+    assert m3.severity is Severity.ERROR
+    assert m3.evidence["kind"] == "history"
+    assert m3.evidence["new"] == "_prepare_page_table_tensor"
+    assert m3.evidence["subject"] == "Move page-table construction into _prepare_page_table_tensor"
+    sha = GitRepo.__new__(GitRepo)
+    sha.root = repo
+    assert m3.evidence["commit"] == sha.git("rev-parse", "HEAD").strip()
+    assert "_prepare_page_table_tensor" in m3.message and m3.evidence["short"] in m3.message
+    assert m3.evidence["chain"][-1].endswith("pyexecutor.kv_cache_manager_v2.KVCacheManagerV2")
+
+
+def test_incident_matches_expected_table_exactly(tmp_path: Path) -> None:
+    for stage in build.STAGES:
+        repo = build.build_kvcache_repo(tmp_path / stage, stage=stage)
+        got = {(f.path, f.line) for f in run(repo, select=("stale-override",))
+               if f.severity is Severity.ERROR}
+        want = {(e["path"], e["line"]) for e in build.expected_findings(stage)
+                if e["rule"] == "HG001"}
+        assert got == want, stage
+        silent = {(e["path"], e["line"]) for e in build.must_not_report(stage)}
+        assert not got & silent
+
+
+def test_import_forms_repo_fires_exactly_where_expected(tmp_path: Path) -> None:
+    repo = build.build_import_forms_repo(tmp_path / "forms")
+    got = {(f.path, f.line) for f in run(repo)}
+    want = {(e["path"], e["line"]) for e in build.expected_import_forms()}
+    assert got == want
+
+
+# -- evidence kinds ----------------------------------------------------------------------------
+BASE_V1 = """
+class Base:
+    def run(self):
+        self.setup()
+
+    def setup(self):
+        pass
+
+    def teardown(self):
+        pass
+"""
+BASE_V2_RENAMED = """
+class Base:
+    def run(self):
+        self.prepare()
+
+    def prepare(self):
+        pass
+
+    def teardown(self):
+        pass
+"""
+
+
+def test_history_rename_fires_and_names_new_hook(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1,
+                         "pkg/child.py": "from pkg.base import Base\n\nclass Child(Base):\n"
+                                         "    def setup(self):\n        self.ready = True\n"})
+    sha = repo.commit("Rename setup to prepare", {"pkg/base.py": BASE_V2_RENAMED})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.symbol == "pkg.child.Child.setup"
+    assert finding.evidence["new"] == "prepare"
+    assert finding.evidence["commit"] == sha
+    assert finding.hook == "prepare"
+
+
+def test_history_removed_hook_fires_when_nothing_calls_it(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1,
+                         "pkg/child.py": "from pkg.base import Base\n\nclass Child(Base):\n"
+                                         "    def teardown(self):\n        pass\n"})
+    repo.commit("Drop teardown", {"pkg/base.py": "class Base:\n    def run(self):\n"
+                                                 "        self.setup()\n\n"
+                                                 "    def setup(self):\n        pass\n"})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.evidence["kind"] == "history"
+    assert finding.evidence["new"] is None
+    assert "removed" in finding.message
+
+
+def test_removed_hook_still_called_by_subclass_is_its_helper(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    child = ("from pkg.base import Base\n\nclass Child(Base):\n"
+             "    def teardown(self):\n        pass\n\n"
+             "    def close(self):\n        self.teardown()\n")
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child})
+    repo.commit("Drop teardown", {"pkg/base.py": "class Base:\n    def run(self):\n"
+                                                 "        pass\n"})
+    assert stale(run(repo.root)) == {}
+
+
+def test_renamed_hook_still_called_by_subclass_is_still_stale(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    child = ("from pkg.base import Base\n\nclass Child(Base):\n"
+             "    def setup(self):\n        pass\n\n"
+             "    def reset(self):\n        self.setup()\n")
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child})
+    repo.commit("Rename setup to prepare", {"pkg/base.py": BASE_V2_RENAMED})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.severity is Severity.ERROR
+    assert finding.evidence["still_called_by"] == ["pkg.child.Child"]
+
+
+def test_migrated_subclass_keeping_old_name_as_helper_is_silent(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    child = ("from pkg.base import Base\n\nclass Child(Base):\n"
+             "    def prepare(self):\n        self.setup()\n\n"
+             "    def setup(self):\n        pass\n")
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child})
+    repo.commit("Rename setup to prepare", {"pkg/base.py": BASE_V2_RENAMED})
+    assert stale(run(repo.root)) == {}
+
+
+def test_sibling_self_call_does_not_make_a_method_live(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": BASE_V1,
+        "pkg/a.py": "from pkg.base import Base\n\nclass A(Base):\n"
+                    "    def teardown(self):\n        pass\n",
+        "pkg/b.py": "from pkg.base import Base\n\nclass B(Base):\n"
+                    "    def teardown(self):\n        pass\n\n"
+                    "    def close(self):\n        self.teardown()\n",
+    }
+    repo.commit("base", files)
+    repo.commit("Drop teardown", {"pkg/base.py": "class Base:\n    def run(self):\n        pass\n"})
+    assert set(stale(run(repo.root))) == {"pkg.a.A.teardown"}
+
+
+@pytest.mark.parametrize(
+    ("lookup", "severity"),
+    [
+        ('getattr(obj, "setup")()', Severity.WARNING),
+        ('hasattr(obj, "setup")', Severity.WARNING),
+        ('getattr(obj, f"set{x}")()', Severity.WARNING),
+        ("obj.unrelated()", Severity.ERROR),
+    ],
+)
+def test_renamed_hook_found_by_name_from_outside_is_a_warning(
+    git_repo: Callable[..., GitRepo], lookup: str, severity: Severity
+) -> None:
+    repo = git_repo()
+    child = "from pkg.base import Base\n\nclass Child(Base):\n    def setup(self):\n        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child,
+                         "pkg/use.py": f"def use(obj, x):\n    {lookup}\n"})
+    repo.commit("Rename setup to prepare", {"pkg/base.py": BASE_V2_RENAMED})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.severity is severity
+
+
+def test_override_decorator_evidence(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "base.py": "class Base:\n    def hook(self): ...\n",
+        "child.py": """
+            from typing_extensions import override
+            from typing import override as typing_override
+            import overrides
+            from base import Base
+
+            class Good(Base):
+                @override
+                def hook(self): ...
+
+            class Bad(Base):
+                @override
+                def hoook(self): ...
+
+            class Bad2(Base):
+                @typing_override
+                def hook2(self): ...
+
+            class Bad3(Base):
+                @overrides.overrides
+                def hook3(self): ...
+
+            class NoDecorator(Base):
+                def other(self): ...
+        """,
+    })
+    found = stale(run(tmp_path))
+    assert set(found) == {"child.Bad.hoook", "child.Bad2.hook2", "child.Bad3.hook3"}
+    assert "not a note" not in found["child.Bad.hoook"].message
+    assert found["child.Bad.hoook"].evidence["kind"] == "override-decorator"
+
+
+def test_override_decorator_with_external_base_is_trusted(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"model.py": """
+        import torch.nn as nn
+        from typing_extensions import override
+
+        class Tiny(nn.Module):
+            @override
+            def forward(self, x):
+                return x
+    """})
+    assert stale(run(tmp_path)) == {}
+
+
+def test_contract_renamed_from_evidence(tmp_path: Path) -> None:
+    write_tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": BASE_V2_RENAMED,
+        "pkg/child.py": "from pkg.base import Base\n\nclass Child(Base):\n"
+                        "    def setup(self):\n        pass\n",
+        "hooks/base.toml": '[[hook]]\nclass = "pkg.base.Base"\nmethod = "prepare"\n'
+                           'renamed_from = ["setup"]\n',
+    })
+    (finding,) = stale(run(tmp_path, contracts=("hooks/base.toml",))).values()
+    assert finding.evidence["kind"] == "contract"
+    assert finding.evidence["new"] == "prepare"
+    assert "hooks/base.toml" in str(finding.evidence["contract"])
+    # The same contract naming an unrelated class says nothing about Child.
+    (tmp_path / "hooks/base.toml").write_text(
+        '[[hook]]\nclass = "pkg.other.Base"\nmethod = "prepare"\nrenamed_from = ["setup"]\n'
+    )
+    assert stale(run(tmp_path, contracts=("hooks/base.toml",))) == {}
+
+
+def test_base_hook_as_property_or_class_attribute_is_defined(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        from typing_extensions import override
+
+        class Base:
+            on_event = None
+
+            @property
+            def size(self):
+                return 1
+
+        class Child(Base):
+            @override
+            def on_event(self): ...
+
+            @property
+            @override
+            def size(self):
+                return 2
+    """})
+    assert stale(run(tmp_path)) == {}
+
+
+def test_mixins_and_diamond_use_c3(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        from typing_extensions import override
+
+        class Root:
+            def a(self): ...
+
+        class Left(Root): ...
+
+        class Mixin:
+            def b(self): ...
+
+        class Right(Root, Mixin): ...
+
+        class Leaf(Left, Right):
+            @override
+            def a(self): ...
+
+            @override
+            def b(self): ...
+
+            @override
+            def c(self): ...
+    """})
+    assert set(stale(run(tmp_path))) == {"mod.Leaf.c"}
+
+
+def test_function_local_subclass(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        from typing_extensions import override
+
+        class Base:
+            def hook(self): ...
+
+        def factory():
+            class Local(Base):
+                @override
+                def hook(self): ...
+
+                @override
+                def gone(self): ...
+            return Local
+    """})
+    assert set(stale(run(tmp_path))) == {"mod.factory.<locals>.Local.gone"}
+
+
+def test_suppression_comment(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        from typing_extensions import override
+
+        class Base: ...
+
+        class A(Base):
+            @override  # hookguard: ignore[stale-override]
+            def one(self): ...
+
+            @override
+            def two(self): ...  # hookguard: ignore[HG001]
+
+            @override
+            def three(self): ...  # hookguard: ignore[signature-drift]
+    """})
+    assert set(stale(run(tmp_path))) == {"mod.A.three"}
