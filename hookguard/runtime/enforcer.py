@@ -1,0 +1,443 @@
+"""Instrument hooks so their contracts are checked when the outermost call returns.
+
+:func:`enforce` wraps the hook on the contract's class and every override of it in subclasses:
+those that exist already, those defined later (an ``__init_subclass__`` installed on the
+contract's class) and, when the contract's module is not imported yet, the class itself once it
+is (a ``sys.meta_path`` finder that instruments the module after it executes). A per-thread
+record of the objects whose hook is running makes the check run once, after the outermost
+implementation returns, so a subclass that calls ``super()`` and then adjusts fields is checked
+after its adjustments.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from types import ModuleType, TracebackType
+from typing import Any
+
+from hookguard.contracts import HookContract
+from hookguard.runtime.checks import CompiledContract, source_location
+from hookguard.runtime.violations import ContractViolation, ContractWarning, Violation
+
+__all__ = ["Enforcer", "enforce", "runtime_enabled", "verify"]
+
+_WRAPPED = "__hookguard_wrapped__"
+
+
+def runtime_enabled() -> bool:
+    """``False`` when the environment says ``HOOKGUARD_RUNTIME=0`` (or ``false``/``off``/``no``)."""
+    return os.environ.get("HOOKGUARD_RUNTIME", "1").strip().lower() not in (
+        "0",
+        "false",
+        "off",
+        "no",
+    )
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _find_class(path: str) -> type | None:
+    """The class ``module.Qualname`` if its module is imported (tries every split point)."""
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is None:
+            continue
+        obj: Any = module
+        for name in parts[cut:]:
+            obj = getattr(obj, name, None)
+            if obj is None:
+                break
+        if isinstance(obj, type) and _qualified(obj) == path:
+            return obj
+    return None
+
+
+def _all_subclasses(cls: type) -> list[type]:
+    out: list[type] = []
+    stack = [cls]
+    seen: set[type] = set()
+    while stack:
+        klass = stack.pop()
+        subs: list[type] = type.__subclasses__(klass)
+        for sub in subs:
+            if sub not in seen:
+                seen.add(sub)
+                out.append(sub)
+                stack.append(sub)
+    return out
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.running: dict[int, int] = {}
+
+
+class _Target:
+    """One contract, compiled, and the classes instrumented for it."""
+
+    def __init__(self, contract: HookContract) -> None:
+        self.contract = contract
+        self.compiled = CompiledContract(contract)
+        self.base: type | None = None
+        self.signature: inspect.Signature | None = None
+        self.patched: list[tuple[type, str, Any, Any]] = []  # (cls, name, original, wrapper)
+        self.init_subclass: tuple[type, Any, bool] | None = None  # (base, original, had_own)
+        self.state = _State()
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    """Instruments a contract's class when the module that defines it gets imported."""
+
+    def __init__(self, enforcer: Enforcer, modules: Iterable[str]) -> None:
+        self.enforcer = enforcer
+        self.modules = set(modules)
+        self._busy = threading.local()
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.modules or getattr(self._busy, "name", None) == fullname:
+            return None
+        self._busy.name = fullname
+        try:
+            spec = importlib.util.find_spec(fullname)
+        except (ImportError, ValueError):
+            return None
+        finally:
+            self._busy.name = None
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _WatchingLoader(spec.loader, self.enforcer)
+        return spec
+
+
+class _WatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, enforcer: Enforcer) -> None:
+        self._loader = loader
+        self._enforcer = enforcer
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        create = getattr(self._loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        if self._enforcer.installed:
+            self._enforcer.attach()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+class Enforcer:
+    """Checks hook contracts at runtime; a context manager and an install/uninstall pair.
+
+    ``mode="raise"`` raises :class:`ContractViolation` from the hook call; ``mode="warn"``
+    issues a :class:`ContractWarning` instead. ``values=True`` adds the value checks
+    (``values``, ``range``, ``equals``, ``addresses``, invariants): one device-to-host transfer
+    per hook call. Every violation found is also kept in :attr:`history`; ``on_violation`` is
+    called with each :class:`ContractViolation` before it is raised or warned.
+    """
+
+    def __init__(
+        self,
+        contracts: Iterable[HookContract],
+        *,
+        mode: str = "raise",
+        values: bool = False,
+        on_violation: Callable[[ContractViolation], None] | None = None,
+    ) -> None:
+        if mode not in ("raise", "warn"):
+            raise ValueError(f"mode must be 'raise' or 'warn', not {mode!r}")
+        self.contracts = list(contracts)
+        self.mode = mode
+        self.values = values
+        self.on_violation = on_violation
+        self.history: list[ContractViolation] = []
+        #: Contract checks run so far (one per outermost hook call).
+        self.checks = 0
+        self.installed = False
+        self.enabled = runtime_enabled()
+        self._targets = [_Target(c) for c in self.contracts] if self.enabled else []
+        self._watcher: _ImportWatcher | None = None
+        self._lock = threading.RLock()
+
+    # -- install / uninstall ---------------------------------------------------------------
+
+    def install(self) -> Enforcer:
+        """Instrument every contract's class and its subclasses (no-op with HOOKGUARD_RUNTIME=0)."""
+        if self.installed or not self.enabled:
+            return self
+        self.installed = True
+        self.attach()
+        pending = [t.contract for t in self._targets if t.base is None]
+        if pending:
+            modules: set[str] = set()
+            for contract in pending:
+                parts = contract.cls.split(".")
+                modules.update(".".join(parts[:cut]) for cut in range(1, len(parts)))
+            self._watcher = _ImportWatcher(self, modules)
+            sys.meta_path.insert(0, self._watcher)
+        return self
+
+    def uninstall(self) -> None:
+        """Restore every patched method and ``__init_subclass__``."""
+        if not self.installed:
+            return
+        self.installed = False
+        if self._watcher is not None:
+            if self._watcher in sys.meta_path:
+                sys.meta_path.remove(self._watcher)
+            self._watcher = None
+        with self._lock:
+            for target in self._targets:
+                for cls, name, original, wrapper in reversed(target.patched):
+                    if cls.__dict__.get(name) is wrapper:
+                        setattr(cls, name, original)
+                    # else someone wrapped on top of us: our wrapper sees installed=False
+                target.patched.clear()
+                if target.init_subclass is not None:
+                    base, original, had_own = target.init_subclass
+                    if had_own:
+                        setattr(base, "__init_subclass__", original)  # noqa: B010
+                    elif "__init_subclass__" in base.__dict__:
+                        delattr(base, "__init_subclass__")
+                    target.init_subclass = None
+                target.base = None
+
+    def __enter__(self) -> Enforcer:
+        return self.install()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.uninstall()
+
+    # -- instrumentation -------------------------------------------------------------------
+
+    def attach(self) -> None:
+        """Instrument contract classes that are importable now (called again after imports)."""
+        with self._lock:
+            for target in self._targets:
+                if target.base is not None:
+                    continue
+                base = _find_class(target.contract.cls)
+                if base is None:
+                    continue
+                target.base = base
+                hook = getattr(base, target.contract.method, None)
+                if hook is not None:
+                    try:
+                        target.signature = inspect.signature(hook)
+                    except (TypeError, ValueError):
+                        target.signature = None
+                self._instrument(target, base)
+                for sub in _all_subclasses(base):
+                    self._instrument(target, sub)
+                self._hook_subclasses(target, base)
+            if self._watcher is not None and all(t.base is not None for t in self._targets):
+                if self._watcher in sys.meta_path:
+                    sys.meta_path.remove(self._watcher)
+                self._watcher = None
+
+    def _hook_subclasses(self, target: _Target, base: type) -> None:
+        had_own = "__init_subclass__" in base.__dict__
+        original = base.__dict__.get("__init_subclass__")
+        enforcer = self
+
+        def __init_subclass__(cls: Any, /, **kwargs: Any) -> None:
+            if original is not None:
+                func = original.__func__ if isinstance(original, classmethod) else original
+                func(cls, **kwargs)
+            else:
+                super(base, cls).__init_subclass__(**kwargs)  # type: ignore[arg-type]
+            if enforcer.installed:
+                enforcer._instrument(target, cls)
+
+        setattr(base, "__init_subclass__", classmethod(__init_subclass__))  # noqa: B010
+        target.init_subclass = (base, original, had_own)
+
+    def _instrument(self, target: _Target, cls: type) -> None:
+        method = target.contract.method
+        func = cls.__dict__.get(method)
+        if func is None or not inspect.isfunction(func) or getattr(func, _WRAPPED, None) is self:
+            return
+        wrapper = self._wrap(target, func)
+        setattr(cls, method, wrapper)
+        target.patched.append((cls, method, func, wrapper))
+
+    def _wrap(self, target: _Target, func: Callable[..., Any]) -> Callable[..., Any]:
+        enforcer = self
+        state = target.state
+
+        @functools.wraps(func)
+        def hook(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if not enforcer.installed:
+                return func(obj, *args, **kwargs)
+            running = state.running
+            key = id(obj)
+            depth = running.get(key, 0)
+            running[key] = depth + 1
+            try:
+                result = func(obj, *args, **kwargs)
+            except Exception as exc:
+                if not depth:
+                    del running[key]
+                    enforcer._after_failure(target, func, obj, exc)
+                else:
+                    running[key] = depth
+                raise
+            except BaseException:
+                if depth:
+                    running[key] = depth
+                else:
+                    del running[key]
+                raise
+            if depth:
+                running[key] = depth
+            else:
+                del running[key]
+                enforcer._after_call(target, func, obj, args, kwargs)
+            return result
+
+        setattr(hook, _WRAPPED, self)
+        return hook
+
+    # -- checking --------------------------------------------------------------------------
+
+    def _after_call(
+        self,
+        target: _Target,
+        func: Callable[..., Any],
+        obj: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.checks += 1
+        bound: dict[str, Any] = {}
+        for sig in (target.signature, _signature(func)):
+            if sig is None:
+                continue
+            try:
+                bound = dict(sig.bind(obj, *args, **kwargs).arguments)
+                break
+            except TypeError:
+                continue
+        bound.pop(next(iter(bound), ""), None)  # self
+        violations = target.compiled.check(obj, bound, values=self.values, base=target.base)
+        if violations:
+            self._report(target, type(obj), source_location(func), violations)
+
+    def _after_failure(
+        self, target: _Target, func: Callable[..., Any], obj: Any, exc: Exception
+    ) -> None:
+        """The hook raised: if a stale override explains it, report that (chained)."""
+        if isinstance(exc, ContractViolation):
+            return
+        stale = target.compiled.stale_overrides(type(obj), target.base or type(obj))
+        if not stale:
+            return
+        note = f"the hook raised {type(exc).__name__}: {exc}"
+        stale = [
+            Violation(v.field, v.kind, v.expected, v.actual, detail=f"{v.detail}; {note}")
+            for v in stale
+        ]
+        self._report(target, type(obj), source_location(func), stale, cause=exc)
+
+    def _report(
+        self,
+        target: _Target,
+        cls: type,
+        implementation: str,
+        violations: list[Violation],
+        cause: BaseException | None = None,
+    ) -> None:
+        error = ContractViolation(
+            _qualified(cls),
+            target.contract.method,
+            violations,
+            implementation=implementation,
+            contract=target.contract.location,
+        )
+        self.history.append(error)
+        if self.on_violation is not None:
+            self.on_violation(error)
+        if self.mode == "raise":
+            raise error from cause
+        warnings.warn(ContractWarning(str(error)), stacklevel=4)
+
+
+@functools.lru_cache(maxsize=512)
+def _signature(func: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+
+
+def enforce(
+    contracts: Iterable[HookContract] | str | os.PathLike[str],
+    mode: str = "raise",
+    *,
+    values: bool = False,
+    on_violation: Callable[[ContractViolation], None] | None = None,
+) -> Enforcer:
+    """Instrument the contracts' hooks now; use as ``with enforce(...):`` or call ``.uninstall()``.
+
+    ``contracts`` is a list of :class:`HookContract` or a path for :func:`load_contracts`. With
+    ``HOOKGUARD_RUNTIME=0`` in the environment nothing is installed.
+    """
+    if isinstance(contracts, str | os.PathLike):
+        from hookguard.contracts import load_contracts
+
+        contracts = load_contracts(contracts)
+    return Enforcer(contracts, mode=mode, values=values, on_violation=on_violation).install()
+
+
+def verify(
+    obj: object,
+    contracts: Iterable[HookContract] | str | os.PathLike[str],
+    *,
+    values: bool = False,
+    args: dict[str, Any] | None = None,
+) -> list[Violation]:
+    """Every violation of the contracts that apply to ``obj``'s class; never raises for them.
+
+    ``args`` stands in for the hook call's arguments (``{"index_mapper_capacity": 8}``); names
+    not found there resolve to attributes of ``obj`` or bind on first use.
+    """
+    if isinstance(contracts, str | os.PathLike):
+        from hookguard.contracts import load_contracts
+
+        contracts = load_contracts(contracts)
+    out: list[Violation] = []
+    for contract in contracts:
+        compiled = _compiled(contract)
+        base = compiled.matches(type(obj))
+        if base is None:
+            continue
+        out.extend(compiled.check(obj, args or {}, values=values, base=base))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(contract: HookContract) -> CompiledContract:
+    return CompiledContract(contract)

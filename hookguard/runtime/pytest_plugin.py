@@ -1,0 +1,217 @@
+"""pytest plugin (``pytest11`` entry point ``hookguard``): enforce hook contracts during a test run.
+
+``pytest --hookguard-contracts contracts/`` instruments the contracts' hooks in
+``pytest_configure``, before test modules are imported, and keeps them instrumented for the whole
+run. A violation fails the test (setup, call or teardown) in which a hook broke its contract, with
+the report, even when the code under test swallowed the :class:`ContractViolation`.
+``--hookguard-mode warn`` reports a warning instead; ``--hookguard-values`` adds value checks.
+
+The ``hookguard_contracts`` fixture gives tests the loaded contracts and ``verify``.
+
+Importing this module imports neither torch nor libcst: it is loaded in every pytest session.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from hookguard.contracts import ContractError, HookContract, load_contracts
+from hookguard.runtime.violations import ContractViolation, Violation
+
+if TYPE_CHECKING:
+    from hookguard.runtime.enforcer import Enforcer
+
+__all__ = ["HookguardContracts"]
+
+
+@dataclass
+class _Session:
+    contracts: list[HookContract]
+    enforcer: Enforcer | None = None
+    pending: list[ContractViolation] = field(default_factory=list)
+    total: int = 0
+
+
+_KEY = pytest.StashKey[_Session]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("hookguard", "hook contract enforcement (hookguard)")
+    group.addoption(
+        "--hookguard-contracts",
+        action="store",
+        metavar="PATH",
+        default=None,
+        help="enforce the hook contracts in PATH (a .toml file or a directory) for the whole run",
+    )
+    group.addoption(
+        "--hookguard-mode",
+        action="store",
+        choices=("raise", "warn"),
+        default="raise",
+        help="raise: a violation fails the test (default); warn: issue a ContractWarning",
+    )
+    group.addoption(
+        "--hookguard-values",
+        action="store_true",
+        default=False,
+        help="also run value checks and invariants (one device-to-host transfer per hook call)",
+    )
+    parser.addini("hookguard_contracts", "default for --hookguard-contracts", default="")
+
+
+def _contracts_path(config: pytest.Config) -> Path | None:
+    option = config.getoption("hookguard_contracts")
+    if option:
+        return Path(config.invocation_params.dir, option)
+    ini = str(config.getini("hookguard_contracts") or "")
+    if ini:
+        return Path(config.rootpath, ini)
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = _contracts_path(config)
+    contracts: list[HookContract] = []
+    if path is not None:
+        try:
+            contracts = load_contracts(path)
+        except ContractError as exc:
+            raise pytest.UsageError(f"hookguard: {exc}") from None
+    session = _Session(contracts)
+    config.stash[_KEY] = session
+    if contracts and _runtime_enabled():
+        from hookguard.runtime.enforcer import Enforcer
+
+        session.enforcer = Enforcer(
+            contracts,
+            mode=str(config.getoption("hookguard_mode")),
+            values=bool(config.getoption("hookguard_values")),
+            on_violation=session.pending.append,
+        ).install()
+
+
+def _runtime_enabled() -> bool:
+    return os.environ.get("HOOKGUARD_RUNTIME", "1").strip().lower() not in (
+        "0",
+        "false",
+        "off",
+        "no",
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(_KEY, None)
+    if session is not None and session.enforcer is not None:
+        session.enforcer.uninstall()
+        session.enforcer = None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    session = config.stash.get(_KEY, None)
+    if session is None or not session.contracts:
+        return None
+    state = "enforced" if session.enforcer is not None else "loaded (HOOKGUARD_RUNTIME=0)"
+    hooks = len(session.contracts)
+    return f"hookguard: {hooks} hook contract{'s' if hooks != 1 else ''} {state}"
+
+
+def _phase(item: pytest.Item, when: str) -> Generator[None, Any, Any]:
+    session = item.config.stash.get(_KEY, None)
+    if session is None or session.enforcer is None:
+        return (yield)
+    session.pending.clear()
+    try:
+        result = yield
+    except BaseException:
+        _attach(item, when, session)
+        raise
+    found = _attach(item, when, session)
+    if found and session.enforcer.mode == "raise":
+        # The code under test swallowed the violation: fail the test anyway.
+        raise found[0]
+    return result
+
+
+def _attach(item: pytest.Item, when: str, session: _Session) -> list[ContractViolation]:
+    found = list(session.pending)
+    session.pending.clear()
+    session.total += len(found)
+    if found:
+        item.add_report_section(when, "hookguard", "\n\n".join(e.plain for e in found))
+    return found
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item, "setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item, "call"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _phase(item, "teardown"))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    session = config.stash.get(_KEY, None)
+    if session is None or session.enforcer is None:
+        return
+    count = session.total
+    terminalreporter.write_line(
+        f"hookguard: {count} hook contract violation{'s' if count != 1 else ''}"
+    )
+
+
+class HookguardContracts:
+    """What the ``hookguard_contracts`` fixture gives a test."""
+
+    def __init__(self, contracts: list[HookContract], root: Path) -> None:
+        self.contracts = contracts
+        self._root = root
+
+    def load(self, path: str | os.PathLike[str]) -> list[HookContract]:
+        """Load more contracts (relative paths from the rootdir) and use them from now on."""
+        loaded = load_contracts(Path(self._root, path))
+        self.contracts = [*self.contracts, *loaded]
+        return loaded
+
+    def verify(
+        self, obj: object, *, values: bool = False, args: dict[str, Any] | None = None
+    ) -> list[Violation]:
+        """Violations of the contracts by ``obj`` (empty when it conforms); never raises."""
+        from hookguard.runtime.enforcer import verify
+
+        return verify(obj, self.contracts, values=values, args=args)
+
+    def check(
+        self, obj: object, *, values: bool = False, args: dict[str, Any] | None = None
+    ) -> None:
+        """Raise :class:`ContractViolation` when ``obj`` breaks a contract."""
+        found = self.verify(obj, values=values, args=args)
+        if found:
+            cls = type(obj)
+            raise ContractViolation(
+                f"{cls.__module__}.{cls.__qualname__}",
+                ", ".join(sorted({c.method for c in self.contracts})),
+                found,
+                implementation="(verified by the hookguard_contracts fixture)",
+            )
+
+
+@pytest.fixture
+def hookguard_contracts(request: pytest.FixtureRequest) -> HookguardContracts:
+    """The contracts given by --hookguard-contracts (or none), with ``verify`` and ``check``."""
+    session = request.config.stash.get(_KEY, None)
+    contracts = list(session.contracts) if session is not None else []
+    return HookguardContracts(contracts, request.config.rootpath)
