@@ -52,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report findings under these paths (default: the current directory)")
     _common(audit)
 
+    check = commands.add_parser("check", help="gate a change: findings the change introduces")
+    check.add_argument("--base", help="base revision (a branch uses its merge-base with head)")
+    check.add_argument("--head", default="HEAD", help="head revision (default: HEAD)")
+    check.add_argument("--staged", action="store_true",
+                       help="compare the staged tree with HEAD (pre-commit)")
+    check.add_argument("--repo", type=Path, default=Path("."), help="the repository")
+    check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
+    _common(check)
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -71,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _audit(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "check":
+            from hookguard.commands.check import run_check
+
+            return run_check(args)
     except (UsageError, ConfigError) as exc:
         print(f"hookguard: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

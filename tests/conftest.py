@@ -13,6 +13,8 @@ from types import ModuleType
 
 import pytest
 
+pytest_plugins = ["pytester"]  # the runtime plugin tests drive a real pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

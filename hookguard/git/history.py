@@ -157,11 +157,21 @@ class HistoryIndex:
                 )
         return found
 
-    def _scan(self, path: str, names: set[str]) -> list[_Removal]:
+    def removal_commit(
+        self, path: str, name: str, rev_range: str
+    ) -> tuple[str, str, str] | None:
+        """(sha, short, subject) of the newest commit in ``rev_range`` dropping ``def name``."""
+        for removal in self._scan(path, {name}, rev_range):
+            return removal.commit, removal.short, removal.subject
+        return None
+
+    def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
+        follow = [] if rev_range else ["--follow"]
+        revs = [rev_range] if rev_range else []
         try:
             out = self.repo.git(
-                "log", "-p", "-U0", "--no-color", "--no-ext-diff", "--follow",
-                "--format=%x1e%H%x1f%h%x1f%s", "--", path,
+                "log", "-p", "-U0", "--no-color", "--no-ext-diff", *follow,
+                "--format=%x1e%H%x1f%h%x1f%s", *revs, "--", path,
             )
         except GitError as exc:
             self.errors.append(f"{path}: history unavailable ({exc})")

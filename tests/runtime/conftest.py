@@ -14,7 +14,6 @@ CONTRACTS = ROOT / "contracts"
 if str(FIXTURES) not in sys.path:
     sys.path.insert(0, str(FIXTURES))
 
-pytest_plugins = ["pytester"]
 
 CUDA_REASON = "needs a CUDA device (runs on the H200 device machine)"
 

@@ -1,0 +1,1 @@
+"""One module per CLI command beyond ``audit``: argument handling and output, no analysis."""

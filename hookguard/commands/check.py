@@ -1,0 +1,36 @@
+"""``hookguard check``: the pull-request gate and the pre-commit hook."""
+
+from __future__ import annotations
+
+import argparse
+
+from hookguard.cli import EXIT_USAGE, emit, exit_code, summarise
+from hookguard.engine import Options
+from hookguard.gate import GateError, run_gate
+
+
+def run_check(args: argparse.Namespace) -> int:
+    import sys
+
+    options = Options(
+        use_cache=not args.no_cache,
+        history=not args.no_history,
+        contracts=tuple(args.contracts),
+        workers=args.jobs,
+        select=tuple(args.select),
+    )
+    try:
+        result = run_gate(args.repo, args.base, args.head, args.staged, options)
+    except GateError as exc:
+        print(f"hookguard: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    notes = list(result.notes)
+    for change in result.changes:
+        what = f"renamed to {change.new}" if change.new else "removed"
+        when = f"in {change.short} ({change.subject})" if change.short else f"({change.subject})"
+        notes.append(f"hook change: {change.class_fq}.{change.old} {what} {when} [{change.path}]")
+    scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
+    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
+    summary = summary.replace("hookguard:", f"hookguard check ({scope}): new", 1)
+    emit(args, result.findings, result.errors, notes, summary, result.root)
+    return exit_code(result.findings, args.exit_zero)

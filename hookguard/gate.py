@@ -1,0 +1,187 @@
+"""The change gate: what a base..head change (or the staged tree) breaks, across the whole tree.
+
+Both trees are read straight from git objects: no checkout, no work-tree changes, and a blob that
+both trees share is parsed once (and usually comes from the cache).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hookguard.config import Config
+from hookguard.engine import Options, Workspace, input_errors, run_rules
+from hookguard.findings import Finding, InputError, Severity
+from hookguard.git.history import HistoryIndex, HookChange, pair_renames
+from hookguard.git.repo import GitError, Repo, TreeEntry
+from hookguard.model.loader import LoadStats, load_blobs
+from hookguard.model.project import ClassInfo, Project
+from hookguard.model.records import FileRecord
+from hookguard.model.sources import PathFilter
+
+if TYPE_CHECKING:
+    from hookguard.model.cache import RecordCache
+
+STAGED = "staged changes"
+
+
+class GateError(Exception):
+    """The gate cannot run as asked (a missing revision): exit 2 with this message."""
+
+
+@dataclass
+class GateResult:
+    root: Path
+    base: str
+    head: str
+    changes: list[HookChange]
+    findings: list[Finding]  # new relative to base
+    errors: list[InputError]
+    notes: list[str] = field(default_factory=list)
+    stats: LoadStats = field(default_factory=LoadStats)
+    seconds: float = 0.0
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+
+def _missing_revision(rev: str, repo: Repo) -> GateError:
+    shallow = " This is a shallow clone." if repo.is_shallow() else ""
+    branch = rev.split("/", 1)[1] if rev.startswith("origin/") else rev
+    return GateError(
+        f"revision {rev!r} is not in this clone.{shallow} Fetch it first: in GitHub Actions use "
+        f"actions/checkout with 'fetch-depth: 0', or run 'git fetch --depth=200 origin {branch}'"
+    )
+
+
+def resolve_range(repo: Repo, base: str, head: str) -> tuple[str, str]:
+    """(merge-base of base and head, head) as commit shas, as a pull request diff uses."""
+    try:
+        head_sha = repo.resolve(head)
+    except GitError:
+        raise _missing_revision(head, repo) from None
+    try:
+        base_sha = repo.resolve(base)
+    except GitError:
+        raise _missing_revision(base, repo) from None
+    try:
+        return repo.merge_base(base_sha, head_sha), head_sha
+    except GitError:
+        raise GateError(
+            f"no common ancestor of {base!r} and {head!r} in this clone"
+            + (" (shallow clone: fetch more history, e.g. 'fetch-depth: 0')"
+               if repo.is_shallow() else "")
+        ) from None
+
+
+def _python_entries(entries: Sequence[TreeEntry], config: Config) -> list[tuple[str, str]]:
+    accept = PathFilter(config).accepts
+    return [(e.path, e.blob) for e in entries if accept(e.path)]
+
+
+def hook_changes(base: Project, head: Project) -> list[HookChange]:
+    """Methods removed or renamed from classes that have at least one subclass in ``head``."""
+    changes: list[HookChange] = []
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is None or not head.subclasses(after):
+            continue
+        removed = [m for m in before.record.methods if m not in after.record.methods]
+        if not removed:
+            continue
+        pairs = pair_renames(before.record, after.record, removed)
+        for old in removed:
+            changes.append(
+                HookChange(
+                    class_fq=fq, old=old, new=pairs.get(old), commit="", short="", subject="",
+                    path=after.file.path,
+                )
+            )
+    return changes
+
+
+def _attribute(
+    changes: list[HookChange], history: HistoryIndex | None, rev_range: str | None
+) -> list[HookChange]:
+    """Name the commit in the range that made each change (staged changes have none)."""
+    if history is None or rev_range is None:
+        return [
+            HookChange(c.class_fq, c.old, c.new, "", "", STAGED, c.path) for c in changes
+        ]
+    named = []
+    for change in changes:
+        found = history.removal_commit(change.path, change.old, rev_range)
+        sha, short, subject = found if found else ("", "", "")
+        named.append(HookChange(change.class_fq, change.old, change.new, sha, short, subject,
+                                change.path))
+    return named
+
+
+def run_gate(
+    repo_path: Path, base: str | None, head: str, staged: bool, options: Options
+) -> GateResult:
+    started = time.perf_counter()
+    workspace = Workspace.open(repo_path)
+    repo = workspace.repo
+    if repo is None:
+        raise GateError(f"{repo_path} is not inside a git repository")
+    config = workspace.config
+    if staged:
+        if not repo.has_head():
+            raise GateError("the repository has no commits yet: nothing to compare against")
+        base_sha, head_sha = repo.resolve("HEAD"), STAGED
+        head_entries = repo.ls_index()
+        rev_range = None
+    else:
+        if base is None:
+            raise GateError("give --base REV (or --staged to check the staged tree)")
+        base_sha, head_sha = resolve_range(repo, base, head)
+        head_entries = repo.ls_tree(head_sha)
+        rev_range = f"{base_sha}..{head_sha}"
+    base_entries = repo.ls_tree(base_sha)
+    cache: RecordCache | None = workspace.cache(options)
+    memo: dict[tuple[str, str, str], FileRecord] = {}
+    base_records, _ = load_blobs(
+        _python_entries(base_entries, config), repo.read_blobs, cache, config.max_file_size,
+        options.workers, memo,
+    )
+    head_records, stats = load_blobs(
+        _python_entries(head_entries, config), repo.read_blobs, cache, config.max_file_size,
+        options.workers, memo,
+    )
+    base_project, head_project = Project.build(base_records), Project.build(head_records)
+    contracts = workspace.load_contracts(options.contracts)
+    history = HistoryIndex(repo) if rev_range else None
+    changes = _attribute(hook_changes(base_project, head_project), history, rev_range)
+    before = run_rules(base_project, config, contracts, None, select=options.select)
+    after = run_rules(head_project, config, contracts, None, changes, select=options.select)
+    known = {f.fingerprint for f in before}
+    new = [f for f in after if f.fingerprint not in known]
+    base_errors = {(e.path, e.message) for e in input_errors(base_project)}
+    errors = [e for e in input_errors(head_project) if (e.path, e.message) not in base_errors]
+    notes: list[str] = []
+    if cache is not None:
+        cache.save()
+        notes.extend(cache.warnings)
+    return GateResult(
+        root=workspace.root,
+        base=base_sha,
+        head=head_sha,
+        changes=changes,
+        findings=new,
+        errors=errors,
+        notes=notes,
+        stats=stats,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def changed_classes(changes: Sequence[HookChange]) -> set[str]:
+    return {c.class_fq for c in changes}
+
+
+__all__ = ["ClassInfo", "GateError", "GateResult", "hook_changes", "run_gate"]

@@ -1,0 +1,155 @@
+"""``hookguard check``: the pull-request gate and the staged-tree (pre-commit) gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import GitRepo, load_fixture_builder
+
+build = load_fixture_builder()
+
+BASE = """
+class Manager:
+    def __init__(self):
+        self.build_tables()
+
+    def build_tables(self):
+        self.tables = []
+
+    def close(self):
+        pass
+"""
+RENAMED = BASE.replace("build_tables", "prepare_tables")
+CHILD = """
+from core.manager import Manager
+
+
+class SparseManager(Manager):
+    def build_tables(self):
+        self.tables = [1, 2, 3]
+"""
+
+
+def hookguard(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hookguard.cli", *args],
+        cwd=cwd, capture_output=True, text=True, check=False,
+    )
+
+
+def rename_repo(git_repo: Callable[..., GitRepo]) -> GitRepo:
+    repo = git_repo()
+    repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": BASE,
+                                "plugins/__init__.py": "", "plugins/sparse.py": CHILD})
+    repo.commit("Rename build_tables to prepare_tables", {"core/manager.py": RENAMED})
+    return repo
+
+
+def test_rename_in_base_flags_untouched_subclass(git_repo: Callable[..., GitRepo]) -> None:
+    repo = rename_repo(git_repo)
+    changed = repo.git("diff", "--name-only", "HEAD~1", "HEAD").split()
+    assert changed == ["core/manager.py"]
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 1, proc.stderr
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["path"] == "plugins/sparse.py"
+    assert finding["symbol"] == "plugins.sparse.SparseManager.build_tables"
+    assert finding["evidence"]["kind"] == "diff"
+    assert finding["evidence"]["new"] == "prepare_tables"
+    assert finding["evidence"]["subject"] == "Rename build_tables to prepare_tables"
+    assert finding["evidence"]["commit"] == repo.git("rev-parse", "HEAD").strip()
+    assert finding["evidence"]["changed_path"] == "core/manager.py"
+
+
+def test_already_stale_at_base_is_not_new(git_repo: Callable[..., GitRepo]) -> None:
+    repo = rename_repo(git_repo)
+    repo.commit("Unrelated change", {"core/util.py": "def helper():\n    return 1\n"})
+    gate = hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    full = hookguard(repo.root, "audit", "--format", "json", "--no-cache")
+    assert full.returncode == 1
+    assert [f["path"] for f in json.loads(full.stdout)["findings"]] == ["plugins/sparse.py"]
+
+
+def test_moved_code_is_not_new(git_repo: Callable[..., GitRepo]) -> None:
+    repo = rename_repo(git_repo)
+    moved = "\n\n# a comment that moves everything down\n" + CHILD
+    repo.commit("Reformat plugin", {"plugins/sparse.py": moved})
+    assert hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache").returncode == 0
+
+
+def test_branch_base_uses_merge_base(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": BASE,
+                                "plugins/__init__.py": "", "plugins/sparse.py": CHILD})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("Rename build_tables to prepare_tables", {"core/manager.py": RENAMED})
+    repo.git("checkout", "-q", "main")
+    repo.commit("Main moves on", {"core/other.py": "X = 1\n"})
+    repo.git("checkout", "-q", "feature")
+    proc = hookguard(repo.root, "check", "--base", "main", "--format", "json", "--no-cache")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["findings"][0]["path"] == "plugins/sparse.py"
+
+
+def test_dirty_work_tree_is_ignored_and_untouched(git_repo: Callable[..., GitRepo]) -> None:
+    repo = rename_repo(git_repo)
+    (repo.root / "plugins/sparse.py").write_text("this is not python (")
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache")
+    assert proc.returncode == 1
+    assert (repo.root / "plugins/sparse.py").read_text() == "this is not python ("
+    assert repo.git("status", "--porcelain").strip() == "M plugins/sparse.py"
+
+
+def test_missing_base_revision_exits_2_with_fix(git_repo: Callable[..., GitRepo]) -> None:
+    repo = rename_repo(git_repo)
+    proc = hookguard(repo.root, "check", "--base", "origin/main")
+    assert proc.returncode == 2
+    message = proc.stderr.strip()
+    assert len(message.splitlines()) == 1
+    assert "fetch-depth: 0" in message and "git fetch --depth=200 origin main" in message
+
+
+def test_shallow_clone_missing_base(git_repo: Callable[..., GitRepo], tmp_path: Path) -> None:
+    repo = rename_repo(git_repo)
+    base = repo.git("rev-parse", "HEAD~1").strip()
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.root}", str(clone)],
+                   check=True, capture_output=True)
+    proc = hookguard(clone, "check", "--base", base)
+    assert proc.returncode == 2
+    assert "shallow clone" in proc.stderr and "fetch-depth: 0" in proc.stderr
+    # History evidence degrades: audit still runs, with a note, and exits cleanly.
+    audit = hookguard(clone, "audit", "--format", "json", "--no-cache")
+    assert audit.returncode == 0, audit.stdout
+    assert any("shallow clone" in n for n in json.loads(audit.stdout)["notes"])
+
+
+def test_staged_rename_fails_and_names_untouched_subclass(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": BASE,
+                                "plugins/__init__.py": "", "plugins/sparse.py": CHILD})
+    repo.write({"core/manager.py": RENAMED})
+    assert hookguard(repo.root, "check", "--staged", "--no-cache").returncode == 0  # not staged
+    repo.git("add", "core/manager.py")
+    proc = hookguard(repo.root, "check", "--staged", "--format", "json", "--no-cache")
+    assert proc.returncode == 1
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["path"] == "plugins/sparse.py"
+    assert finding["evidence"]["new"] == "prepare_tables"
+    assert finding["evidence"]["subject"] == "staged changes"
+
+
+def test_incident_fixture_gate(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv")
+    proc = hookguard(repo, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 1
+    symbols = {f["symbol"].rsplit(".", 2)[-2:][1] for f in json.loads(proc.stdout)["findings"]
+               if f["rule"] == "stale-override"}
+    assert symbols == {"_build_pool_mapping_tensors"}
