@@ -437,7 +437,6 @@ class CompiledContract:
         bound: Mapping[str, int],
     ) -> list[Violation]:
         batch = _Batch()
-        out: list[Violation] = []
         names: dict[str, Any] = {"torch": torch, **bound, **args, **present}
         namespace = Namespace(names, obj)
         for spec in active:
@@ -446,14 +445,19 @@ class CompiledContract:
             value = present[spec.name]
             s = spec.spec
             if s.values is not None:
-                _value_check(batch, out, spec, value, s.values)
+                batch.next()
+                _value_check(batch, spec, value, s.values)
             if s.range is not None:
-                _range_check(batch, out, spec, value, s.range)
+                batch.next()
+                _range_check(batch, spec, value, s.range)
             if spec.equals is not None:
-                _equals_check(batch, out, spec, value, namespace)
+                batch.next()
+                _equals_check(batch, spec, value, namespace)
             if s.addresses is not None and isinstance(value, torch.Tensor):
+                batch.next()
                 _address_check(batch, spec, value)
         for expr in invariants:
+            batch.next()
             if any(n in failed for n in expr.names):
                 continue
             try:
@@ -461,7 +465,7 @@ class CompiledContract:
             except Exception as exc:
                 if isinstance(exc, NameError | KeyError):
                     continue  # refers to a field that is absent: reported as missing
-                out.append(
+                batch.emit(
                     Violation(
                         field="(invariant)",
                         kind="invariant",
@@ -474,9 +478,8 @@ class CompiledContract:
             if isinstance(result, torch.Tensor):
                 batch.add(pending, (~result.bool().all()).to(torch.int64).reshape(1))
             elif not result:
-                out.append(_violation(pending, [1]))
-        out.extend(batch.resolve())
-        return out
+                batch.emit(_violation(pending, [1]))
+        return batch.resolve()
 
 
 # --------------------------------------------------------------------------------------------
@@ -631,38 +634,46 @@ class _Batch:
     """int64 results per device; one host transfer per device when resolved."""
 
     def __init__(self) -> None:
-        self.items: dict[torch.device, list[tuple[_Pending, torch.Tensor]]] = {}
+        self.items: dict[torch.device, list[tuple[int, _Pending, torch.Tensor]]] = {}
+        self.done: list[tuple[int, Violation]] = []
+        self.seq = 0  # the check being computed: results keep the contract's order
+
+    def next(self) -> None:
+        self.seq += 1
 
     def add(self, pending: _Pending, counts: torch.Tensor) -> None:
-        self.items.setdefault(counts.device, []).append((pending, counts))
+        self.items.setdefault(counts.device, []).append((self.seq, pending, counts))
+
+    def emit(self, violation: Violation) -> None:
+        self.done.append((self.seq, violation))
 
     def resolve(self) -> list[Violation]:
-        out: list[Violation] = []
+        out = self.done
         for device, items in self.items.items():
             if device.type == "meta":
                 continue
-            flat = torch.cat([c.reshape(-1).to(torch.int64) for _, c in items])
+            flat = torch.cat([c.reshape(-1).to(torch.int64) for _, _, c in items])
             host: list[int] = flat.cpu().tolist()  # the one synchronisation for this device
             offset = 0
-            for pending, counts in items:
+            for seq, pending, counts in items:
                 n = counts.numel()
                 chunk = host[offset : offset + n]
                 offset += n
                 if pending.fmt is not None:
                     message = pending.fmt(chunk)
                     if message:
-                        out.append(
-                            Violation(
-                                pending.field,
-                                pending.kind,
-                                pending.expected,
-                                message,
-                                condition=pending.condition,
-                            )
+                        violation = Violation(
+                            pending.field,
+                            pending.kind,
+                            pending.expected,
+                            message,
+                            condition=pending.condition,
                         )
+                        out.append((seq, violation))
                 elif chunk[0]:
-                    out.append(_violation(pending, chunk))
-        return out
+                    out.append((seq, _violation(pending, chunk)))
+        out.sort(key=lambda item: item[0])
+        return [violation for _, violation in out]
 
 
 _VALUE_TESTS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -698,9 +709,7 @@ def _scalars(value: object) -> list[Any] | None:
     return None
 
 
-def _value_check(
-    batch: _Batch, out: list[Violation], spec: _Field, value: object, check: str
-) -> None:
+def _value_check(batch: _Batch, spec: _Field, value: object, check: str) -> None:
     pending = _Pending(spec.name, "value", _VALUE_WORDS[check], spec.condition, _numel(value))
     if isinstance(value, torch.Tensor):
         if value.device.type == "meta":
@@ -713,12 +722,11 @@ def _value_check(
     if items is not None:
         bad = sum(1 for v in items if _PY_VALUE_TESTS[check](v))
         if bad:
-            out.append(_violation(pending, [bad]))
+            batch.emit(_violation(pending, [bad]))
 
 
 def _range_check(
     batch: _Batch,
-    out: list[Violation],
     spec: _Field,
     value: object,
     bounds: tuple[float, float],
@@ -736,12 +744,10 @@ def _range_check(
     if items is not None:
         bad = sum(1 for v in items if not lo <= v <= hi)
         if bad:
-            out.append(_violation(pending, [bad]))
+            batch.emit(_violation(pending, [bad]))
 
 
-def _equals_check(
-    batch: _Batch, out: list[Violation], spec: _Field, value: object, namespace: Namespace
-) -> None:
+def _equals_check(batch: _Batch, spec: _Field, value: object, namespace: Namespace) -> None:
     assert spec.equals is not None
     text = spec.equals.text
     try:
@@ -749,7 +755,7 @@ def _equals_check(
     except (NameError, KeyError):
         return
     except Exception as exc:
-        out.append(
+        batch.emit(
             Violation(
                 spec.name,
                 "value",
@@ -768,7 +774,7 @@ def _equals_check(
             else torch.as_tensor(expected, device=value.device)
         )
         if tuple(other.shape) != tuple(value.shape):
-            out.append(
+            batch.emit(
                 Violation(
                     spec.name,
                     "value",
@@ -788,7 +794,7 @@ def _equals_check(
     if isinstance(expected, tuple):
         expected = list(expected)
     if value != expected:
-        out.append(
+        batch.emit(
             Violation(spec.name, "value", f"equals {text}", _short(value), condition=spec.condition)
         )
 
