@@ -3,7 +3,8 @@
 ``pytest --hookguard-contracts contracts/`` instruments the contracts' hooks in
 ``pytest_configure``, before test modules are imported, and keeps them instrumented for the whole
 run. A violation fails the test (setup, call or teardown) in which a hook broke its contract, with
-the report, even when the code under test swallowed the :class:`ContractViolation`.
+the report, even when the code under test swallowed the :class:`ContractViolation` (a test that
+expects violations says so with ``@pytest.mark.hookguard_allow_violations``).
 ``--hookguard-mode warn`` reports a warning instead; ``--hookguard-values`` adds value checks.
 
 The ``hookguard_contracts`` fixture gives tests the loaded contracts and ``verify``.
@@ -77,6 +78,11 @@ def _contracts_path(config: pytest.Config) -> Path | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "hookguard_allow_violations: a test that expects hook contract violations (e.g. with "
+        "pytest.raises(ContractViolation)); they still raise, but are not failed a second time",
+    )
     path = _contracts_path(config)
     contracts: list[HookContract] = []
     if path is not None:
@@ -133,7 +139,8 @@ def _phase(item: pytest.Item, when: str) -> Generator[None, Any, Any]:
         _attach(item, when, session)
         raise
     found = _attach(item, when, session)
-    if found and session.enforcer.mode == "raise":
+    allowed = item.get_closest_marker("hookguard_allow_violations") is not None
+    if found and session.enforcer.mode == "raise" and not allowed:
         # The code under test swallowed the violation: fail the test anyway.
         raise found[0]
     return result
