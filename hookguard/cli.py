@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from hookguard.findings import Finding, InputError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-FORMATS = ("auto", "rich", "plain", "json")
+FORMATS = ("auto", "rich", "plain", "json", "sarif", "github")
 
 
 class UsageError(Exception):
@@ -163,6 +163,14 @@ def emit(
             from hookguard.report.json_report import render_json
 
             stream.write(render_json(findings, errors, notes))
+        elif fmt == "sarif":
+            from hookguard.report.sarif import render_sarif
+
+            stream.write(render_sarif(findings, errors, root, notes))
+        elif fmt == "github":
+            from hookguard.report.github import render_github
+
+            stream.write(render_github(findings, errors, notes, summary))
         else:
             from hookguard.report.plain import render_plain
 

@@ -89,7 +89,20 @@ class MethodRecord:
         return self.params
 
     def signature(self) -> str:
-        return f"{self.name}({', '.join(p.render() for p in self.params)})"
+        """``name(self, a, /, b=..., *, c=..., **kw)``, as written."""
+        parts: list[str] = []
+        star_needed = not any(p.kind is ParamKind.VAR_POSITIONAL for p in self.params)
+        for index, param in enumerate(self.params):
+            if param.kind is ParamKind.KEYWORD_ONLY and star_needed:
+                parts.append("*")
+                star_needed = False
+            parts.append(param.render())
+            following = self.params[index + 1] if index + 1 < len(self.params) else None
+            if param.kind is ParamKind.POSITIONAL_ONLY and (
+                following is None or following.kind is not ParamKind.POSITIONAL_ONLY
+            ):
+                parts.append("/")
+        return f"{self.name}({', '.join(parts)})"
 
 
 @dataclass(slots=True)

@@ -1,0 +1,279 @@
+"""HG003 contract-bypass."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hookguard.findings import Finding, Location, Severity
+from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.records import MethodRecord
+from hookguard.rules.base import Rule, RuleContext, is_dunder
+
+if TYPE_CHECKING:
+    from hookguard.contracts import HookContract
+
+
+@dataclass(frozen=True)
+class StateEffect:
+    """A field a method sets, through which chain of ``self.`` calls, under which condition."""
+
+    field: str
+    via: tuple[str, ...]  # method names from the hook down to the one that assigns
+    condition: str | None
+    line: int
+
+
+def _and(outer: str | None, inner: str | None) -> str | None:
+    if outer is None:
+        return inner
+    return outer if inner is None else f"{outer} and {inner}"
+
+
+def state_effects(
+    project: Project, receiver: ClassInfo, method: MethodRecord
+) -> dict[str, StateEffect]:
+    """Fields ``method`` sets on ``self``, following ``self.`` calls as ``receiver`` resolves them.
+
+    An unconditional path to a field wins over a conditional one.
+    """
+    effects: dict[str, StateEffect] = {}
+    seen: set[str] = set()
+    stack: list[tuple[MethodRecord, tuple[str, ...], str | None]] = [(method, (method.name,), None)]
+    while stack:
+        current, via, condition = stack.pop()
+        if current.name in seen and len(via) > 1:
+            continue
+        seen.add(current.name)
+        for assign in current.self_assigns:
+            effect = StateEffect(assign.attr, via, _and(condition, assign.condition), assign.line)
+            known = effects.get(assign.attr)
+            if known is None or (known.condition is not None and effect.condition is None):
+                effects[assign.attr] = effect
+        for call in current.calls:
+            if call.receiver not in ("self", "cls") or call.name in seen:
+                continue
+            target = _resolve(project, receiver, call.name)
+            if target is not None:
+                stack.append((target, (*via, call.name), _and(condition, call.condition)))
+    return effects
+
+
+def _resolve(project: Project, receiver: ClassInfo, name: str) -> MethodRecord | None:
+    for node in project.mro(receiver):
+        if isinstance(node, ClassInfo) and name in node.record.methods:
+            return node.record.methods[name]
+    return None
+
+
+class ContractBypass(Rule):
+    """
+    ## What it does
+    Finds overrides of a hook that do not call the base implementation (`super().hook(...)` or
+    `Base.hook(self, ...)`) and do not set all the state the hook must establish themselves.
+
+    The state comes from the hook's contract in `contracts/*.toml` when one is declared, and is
+    otherwise inferred from the base implementation: the attributes it assigns on `self`,
+    including through the `self.` methods it calls, with the conditions under which it does.
+    A field is not required when the subclass also overrides every base method that reads it.
+
+    ## Why is this bad?
+    A re-implemented hook that forgets part of the base's setup fails later and elsewhere: an
+    `AttributeError` on a missing staging tensor in a method the subclass never touched, only
+    when a feature flag is on.
+
+    ## Example
+    ```python
+    class KVCacheManagerV2:
+        def _prepare_page_table_tensor(self, capacity):
+            self.kv_cache_pool_pointers = ...
+            if self.enable_swa_scratch_reuse:
+                self._prepare_swa_scratch_copy_tensors(capacity)  # sets _device_copy_idx_staging
+
+    class MiniMaxM3KVCacheManagerV2(KVCacheManagerV2):
+        def _prepare_page_table_tensor(self, capacity):
+            self.kv_cache_pool_pointers = ...  # no super(), no scratch tensors
+    ```
+
+    ## Use instead
+    Call `super()._prepare_page_table_tensor(capacity)` and adjust, or call
+    `self._prepare_swa_scratch_copy_tensors(capacity)` under the same condition.
+
+    ## Severity
+    An error when a contract declares the fields, or when a base method the subclass does not
+    override reads a missing field; a warning when the field is inferred and no reader is known.
+
+    ## Known limitations
+    State set outside the override (in the subclass's `__init__`, say) counts as set. Fields set
+    through other objects, `setattr` or `__dict__` are not seen.
+    """
+
+    code = "HG003"
+    name = "contract-bypass"
+    severity = Severity.ERROR
+    summary = "override replaces a hook without super() and skips state the hook must set"
+    autofix = "No autofix: which state to set, and how, is the override author's decision."
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        project = ctx.project
+        contracts = {(c.cls, c.method): c for c in ctx.contracts}
+        for info in project.classes.values():
+            for method in info.record.methods.values():
+                if is_dunder(method.name) or _calls_base(method):
+                    continue
+                ancestor = project.defining_ancestor(info, method.name)
+                if not isinstance(ancestor, ClassInfo):
+                    continue
+                base = ancestor.method(method.name)
+                if base is None:
+                    continue
+                contract = _contract_for(project, info, method.name, contracts)
+                finding = self._judge(ctx, info, method, ancestor, base, contract)
+                if finding is not None:
+                    yield finding
+
+    def _judge(
+        self,
+        ctx: RuleContext,
+        info: ClassInfo,
+        method: MethodRecord,
+        ancestor: ClassInfo,
+        base: MethodRecord,
+        contract: HookContract | None,
+    ) -> Finding | None:
+        project = ctx.project
+        required = state_effects(project, info, base)
+        provided = set(state_effects(project, info, method))
+        provided |= _set_on_subclass_side(project, info, ancestor, method.name)
+        missing: dict[str, StateEffect] = {}
+        consumers: dict[str, tuple[str, ...]] = {}
+        if contract is not None:
+            for spec, attr in contract.all_fields():
+                effect = required.get(spec.name) or StateEffect(
+                    spec.name, ("(declared in the contract)",),
+                    f"self.{attr}" if attr else None, 0,
+                )
+                if attr and effect.condition is None:
+                    effect = StateEffect(effect.field, effect.via, f"self.{attr}", effect.line)
+                if spec.name not in provided:
+                    missing[spec.name] = effect
+                    consumers[spec.name] = spec.consumers
+        else:
+            missing = {f: e for f, e in required.items() if f not in provided}
+        unread: list[str] = []
+        proven: list[str] = []
+        for name in list(missing):
+            readers = _readers(project, info, ancestor, name, method.name, consumers.get(name, ()))
+            if readers and all(overridden for _, overridden in readers):
+                del missing[name]
+            elif any(not overridden for _, overridden in readers):
+                proven.append(name)
+            else:
+                unread.append(name)
+        if not missing:
+            return None
+        severity = Severity.ERROR if contract is not None or proven else Severity.WARNING
+        groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
+        for name, effect in missing.items():
+            groups.setdefault((effect.via[1:], effect.condition), []).append(name)
+        parts = []
+        for (via, condition), names in groups.items():
+            how = f"set by self.{via[0]}(...)" if via else f"set by {ancestor.name}.{base.name}"
+            if via and via[0].startswith("("):
+                how = "declared in the contract"
+            when = f" when {condition}" if condition else ""
+            parts.append(f"{', '.join(names)} ({how}{when})")
+        source = f"contract {contract.location}" if contract else "inferred from the base"
+        message = (
+            f"{info.name}.{method.name} replaces {ancestor.name}.{base.name} without calling it "
+            f"and never sets {'; '.join(parts)} [{source}]; call "
+            f"super().{base.name}(...) or set these fields"
+        )
+        return self.finding(
+            info,
+            method,
+            hook=method.name,
+            severity=severity,
+            message=message,
+            evidence={
+                "kind": "contract" if contract else "inferred",
+                "ancestor": ancestor.fq,
+                "contract": contract.location if contract else None,
+                "missing": [
+                    {"field": n, "set_by": list(e.via[1:]), "condition": e.condition,
+                     "read_by_base": n in proven}
+                    for n, e in missing.items()
+                ],
+                "fix": f"call super().{base.name}(...) or set the missing fields",
+            },
+            related=[Location(ancestor.file.path, base.def_line, base.col,
+                              f"{ancestor.name}.{base.name}")],
+        )
+
+
+def _calls_base(method: MethodRecord) -> bool:
+    return any(
+        c.name == method.name and c.receiver in ("super", "explicit") for c in method.calls
+    )
+
+
+def _contract_for(
+    project: Project, info: ClassInfo, name: str, contracts: dict[tuple[str, str], HookContract]
+) -> HookContract | None:
+    if not contracts:
+        return None
+    for node in project.ancestors(info):
+        if isinstance(node, ClassInfo):
+            contract = contracts.get((node.fq, name))
+            if contract is not None:
+                return contract
+    return None
+
+
+def _set_on_subclass_side(
+    project: Project, info: ClassInfo, ancestor: ClassInfo, hook: str
+) -> set[str]:
+    """Fields the subclass side of the MRO (before ``ancestor``) assigns in any other method."""
+    fields: set[str] = set()
+    for node in project.mro(info):
+        if node is ancestor:
+            break
+        if isinstance(node, ClassInfo):
+            for method in node.record.methods.values():
+                if method.name != hook:
+                    fields.update(a.attr for a in method.self_assigns)
+    return fields
+
+
+def _readers(
+    project: Project,
+    info: ClassInfo,
+    ancestor: ClassInfo,
+    field: str,
+    hook: str,
+    declared: tuple[str, ...],
+) -> list[tuple[str, bool]]:
+    """Base-side methods that read ``field``, each with whether ``info`` overrides it."""
+    readers: list[tuple[str, bool]] = []
+    past = False
+    names: set[str] = set(declared)
+    for node in project.mro(info):
+        past = past or node is ancestor
+        if past and isinstance(node, ClassInfo):
+            names.update(
+                m.name for m in node.record.methods.values()
+                if field in m.self_reads and m.name != hook
+            )
+    for name in sorted(names):
+        definer = project.defining_ancestor(info, name) if name not in info.record.methods else info
+        overridden = definer is not None and not _is_base_side(project, info, ancestor, definer)
+        readers.append((name, overridden))
+    return readers
+
+
+def _is_base_side(
+    project: Project, info: ClassInfo, ancestor: ClassInfo, node: ClassInfo | External
+) -> bool:
+    mro = project.mro(info)
+    return node in mro and mro.index(node) >= mro.index(ancestor)

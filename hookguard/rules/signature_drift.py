@@ -1,0 +1,299 @@
+"""HG002 signature-drift."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from hookguard.findings import Finding, Location, Severity
+from hookguard.model.binding import BindResult, bind
+from hookguard.model.project import ClassInfo, Project
+from hookguard.model.records import CallSite, MethodKind, MethodRecord, ParamKind
+from hookguard.rules.base import Rule, RuleContext, is_dunder
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
+CallIndex = dict[str, dict[str, list[tuple[MethodRecord, CallSite]]]]
+
+
+class SignatureDrift(Rule):
+    """
+    ## What it does
+    Binds every call that a base class makes to a hook through `self.`, `cls.` or `super()`
+    against each override's signature, the way Python would at run time, and reports the
+    overrides that would raise `TypeError`: surplus positional arguments, keywords the override
+    does not accept, required parameters the call does not pass.
+
+    As a warning it also reports *structural* drift, where no call proves a failure yet: an
+    override that drops or renames a parameter of the hook, changes the positional order, adds
+    a required parameter, or changes the method kind (static, class method, property). Safe
+    widening (new parameters with defaults, an added `**kwargs`) is never reported.
+
+    ## Why is this bad?
+    The base class grows its hook (`num_blocks_per_seq=`), the subclass in another file keeps
+    the old signature, and the first call in production raises `TypeError: got an unexpected
+    keyword argument`. Nothing before that run notices.
+
+    ## Example
+    ```python
+    class KVCacheManagerV2:
+        def get_batch_cache_indices(self, request_ids):
+            return self._get_batch_cache_indices_by_pool_id(
+                request_ids, pool_id=0, num_blocks_per_seq=8, index_scale=1)
+
+    class MiniMaxM3KVCacheManagerV2(KVCacheManagerV2):
+        def _get_batch_cache_indices_by_pool_id(self, request_ids, *, pool_id=0): ...
+    ```
+
+    ## Use instead
+    ```python
+    class MiniMaxM3KVCacheManagerV2(KVCacheManagerV2):
+        def _get_batch_cache_indices_by_pool_id(
+            self, request_ids, *, pool_id=0, num_blocks_per_seq=None, index_scale=None): ...
+    ```
+
+    ## Known limitations
+    Calls are resolved by receiver only for `self`, `cls`, `super()` and `Base.hook(self, ...)`;
+    calls through other variables are not bound. Constructors (`__init__`, `__new__`) are not
+    checked structurally.
+    """
+
+    code = "HG002"
+    name = "signature-drift"
+    severity = Severity.ERROR
+    summary = "override cannot accept the calls its base makes (TypeError), or narrows the hook"
+    autofix = (
+        "`hookguard fix` adds the keyword arguments the base passes and the override lacks, as "
+        "`name=None` (keyword-only when the base passes them by keyword), when the call-site "
+        "evidence is unambiguous. It does not fix surplus positional arguments or missing "
+        "required parameters. Unsafe when the override must act on the new arguments: the fix "
+        "only makes the call succeed."
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        project = ctx.project
+        calls = _index_calls(project)
+        for info in project.classes.values():
+            ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
+            if not ancestors:
+                continue
+            for method in info.record.methods.values():
+                proven = self._proven(project, calls, info, ancestors, method)
+                if proven is not None:
+                    yield proven
+                    continue
+                upward = self._super_calls(project, info, method)
+                if upward is not None:
+                    yield upward
+                    continue
+                structural = self._structural(project, info, method)
+                if structural is not None:
+                    yield structural
+
+    # -- proven: a real call would raise TypeError ------------------------------------------
+    def _proven(
+        self,
+        project: Project,
+        calls: CallIndex,
+        info: ClassInfo,
+        ancestors: list[ClassInfo],
+        method: MethodRecord,
+    ) -> Finding | None:
+        if method.kind is MethodKind.PROPERTY:
+            return None
+        failures: list[tuple[ClassInfo, MethodRecord, CallSite, BindResult]] = []
+        for ancestor in ancestors:
+            for caller, call in calls.get(ancestor.fq, {}).get(method.name, ()):
+                if call.receiver == "super":
+                    continue  # a super() call in an ancestor never reaches a subclass override
+                if not _caller_runs_for(project, info, ancestor, caller):
+                    continue
+                result = bind(call, method)
+                if not result.ok:
+                    failures.append((ancestor, caller, call, result))
+        if not failures:
+            return None
+        unexpected = list(dict.fromkeys(n for *_, r in failures for n in r.unexpected))
+        first_class, first_caller, first_call, _ = failures[0]
+        sites = [
+            Location(cls.file.path, call.line, call.col,
+                     f"{cls.name}.{caller.name} calls {method.name}: {result.describe()}")
+            for cls, caller, call, result in failures
+        ]
+        problems = "; ".join(dict.fromkeys(r.describe() for *_, r in failures))
+        by_keyword = all(
+            name in call.keywords for _, _, call, r in failures for name in r.unexpected
+        )
+        fixable = bool(unexpected) and all(
+            not (r.surplus_positional or r.missing or r.duplicated) for *_, r in failures
+        )
+        message = (
+            f"{info.name}.{method.name}{_signature(method)} cannot accept the call in "
+            f"{first_class.name}.{first_caller.name} ({first_class.file.path}:{first_call.line}): "
+            f"{problems}; this raises TypeError at run time"
+        )
+        if unexpected:
+            message += "; add " + ", ".join(f"{n}=None" for n in unexpected)
+        return self.finding(
+            info,
+            method,
+            hook=method.name,
+            message=message,
+            evidence={
+                "kind": "proven",
+                "missing": unexpected,
+                "keyword_only": by_keyword,
+                "fixable": fixable,
+                "reason": None if fixable else "the calls need more than added keywords",
+                "calls": [
+                    {"path": loc.path, "line": loc.line, "column": loc.column,
+                     "message": loc.message} for loc in sites
+                ],
+                "fix": "accept " + ", ".join(unexpected) if unexpected else "match the call",
+            },
+            related=sites,
+        )
+
+    # -- super() calls the parent implementation cannot accept -------------------------------
+    def _super_calls(
+        self, project: Project, info: ClassInfo, method: MethodRecord
+    ) -> Finding | None:
+        for call in method.calls:
+            if call.receiver != "super":
+                continue
+            parent = project.defining_ancestor(info, call.name)
+            target = parent.method(call.name) if isinstance(parent, ClassInfo) else None
+            if target is None or target.kind is MethodKind.PROPERTY:
+                continue
+            result = bind(call, target)
+            if result.ok:
+                continue
+            assert isinstance(parent, ClassInfo)
+            return self.finding(
+                info,
+                method,
+                hook=call.name,
+                message=(
+                    f"super().{call.name}(...) in {info.name}.{method.name} (line {call.line}) "
+                    f"does not fit {parent.name}.{call.name}{_signature(target)}: "
+                    f"{result.describe()}; this raises TypeError at run time"
+                ),
+                evidence={"kind": "proven-super", "missing": [], "fixable": False,
+                          "reason": "the call, not the override, must change"},
+                related=[Location(parent.file.path, target.def_line, target.col,
+                                  f"{parent.name}.{call.name}")],
+            )
+        return None
+
+    # -- structural: the override narrows the hook ------------------------------------------
+    def _structural(
+        self, project: Project, info: ClassInfo, method: MethodRecord
+    ) -> Finding | None:
+        if method.name in _CONSTRUCTORS or (is_dunder(method.name) and method.name != "__call__"):
+            return None
+        ancestor = project.defining_ancestor(info, method.name)
+        if not isinstance(ancestor, ClassInfo):
+            return None
+        base = ancestor.method(method.name)
+        if base is None:
+            return None
+        problems = structural_differences(base, method)
+        if not problems:
+            return None
+        return self.finding(
+            info,
+            method,
+            hook=method.name,
+            severity=Severity.WARNING,
+            message=(
+                f"{info.name}.{method.name}{_signature(method)} narrows "
+                f"{ancestor.name}.{method.name}{_signature(base)}: {'; '.join(problems)}"
+            ),
+            evidence={"kind": "structural", "ancestor": ancestor.fq, "problems": problems,
+                      "missing": [], "fixable": False,
+                      "reason": "structural drift needs a decision about the hook's meaning"},
+            related=[Location(ancestor.file.path, base.def_line, base.col,
+                              f"{ancestor.name}.{method.name}")],
+        )
+
+
+def structural_differences(base: MethodRecord, override: MethodRecord) -> list[str]:
+    problems: list[str] = []
+    if base.kind is not override.kind:
+        problems.append(f"it is a {override.kind.value} method, the hook a {base.kind.value} one")
+        return problems
+    if base.kind is MethodKind.PROPERTY:
+        return problems
+    base_params = [p for p in base.bound_params
+                   if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)]
+    params = {p.name: p for p in override.bound_params}
+    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in override.bound_params)
+    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in override.bound_params)
+    base_positional = [p.name for p in base_params if p.kind is not ParamKind.KEYWORD_ONLY]
+    positional = [p.name for p in override.bound_params
+                  if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)]
+    for index, param in enumerate(base_params):
+        if param.name in params:
+            continue
+        if param.kind is ParamKind.KEYWORD_ONLY:
+            if not var_keyword:
+                problems.append(f"drops keyword-only parameter '{param.name}'")
+        elif param.kind is ParamKind.POSITIONAL_ONLY:
+            if index >= len(positional) and not var_positional:
+                problems.append(f"drops positional parameter '{param.name}'")
+        elif not (var_keyword and (var_positional or index < len(positional))):
+            renamed = positional[index] if index < len(positional) else None
+            if renamed and renamed not in {p.name for p in base_params}:
+                problems.append(f"renames parameter '{param.name}' to '{renamed}'")
+            else:
+                problems.append(f"drops parameter '{param.name}'")
+    common = [n for n in positional if n in base_positional]
+    if common != [n for n in base_positional if n in common]:
+        problems.append("changes the order of positional parameters")
+    base_names = {p.name for p in base_params}
+    for param in override.bound_params:
+        if (
+            param.name not in base_names
+            and not param.has_default
+            and param.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+            and not any(problems_mention(problems, param.name))
+        ):
+            problems.append(f"adds required parameter '{param.name}'")
+    return problems
+
+
+def problems_mention(problems: list[str], name: str) -> Iterator[bool]:
+    return (f"'{name}'" in p for p in problems)
+
+
+def _signature(method: MethodRecord) -> str:
+    return method.signature()[len(method.name):]
+
+
+def _index_calls(project: Project) -> CallIndex:
+    index: CallIndex = defaultdict(lambda: defaultdict(list))
+    for info in project.classes.values():
+        for method in info.record.methods.values():
+            for call in method.calls:
+                if call.receiver in ("self", "cls", "super"):
+                    index[info.fq][call.name].append((method, call))
+    return index
+
+
+def _caller_runs_for(
+    project: Project, info: ClassInfo, ancestor: ClassInfo, caller: MethodRecord
+) -> bool:
+    """Whether ``ancestor.caller`` still runs for instances of ``info``.
+
+    It does not when a class before ``ancestor`` in the MRO replaces it without ``super()``.
+    """
+    for node in project.mro(info):
+        if node is ancestor:
+            return True
+        if isinstance(node, ClassInfo):
+            replacement = node.method(caller.name)
+            if replacement is not None:
+                return any(
+                    c.name == caller.name and c.receiver in ("super", "explicit")
+                    for c in replacement.calls
+                )
+    return True

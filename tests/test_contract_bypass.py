@@ -1,0 +1,152 @@
+"""HG003 contract-bypass: declared contracts, inference, conditions and consumer exemptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding, Severity
+from tests.conftest import load_fixture_builder, write_tree
+
+build = load_fixture_builder()
+M3 = "trtllm_mini.attention_backend.sparse.minimax_m3.cache_manager.MiniMaxM3KVCacheManagerV2"
+CSA2 = "trtllm_mini.attention_backend.csa2.CSA2CacheManager"
+SCRATCH = {"_device_kv_cache_block_offsets_input", "_device_copy_idx_staging",
+           "_device_attention_op_block_offsets_staging", "_device_block_positions"}
+CONTRACT = """
+[[hook]]
+class = "trtllm_mini.pyexecutor.kv_cache_manager_v2.KVCacheManagerV2"
+method = "_prepare_page_table_tensor"
+renamed_from = ["_build_pool_mapping_tensors"]
+
+[hook.fields.kv_cache_pool_pointers]
+dtype = "int64"
+
+[hook.fields.index_scales]
+dtype = "int32"
+
+[hook.fields.kv_offset]
+dtype = "int32"
+
+[[hook.when]]
+attr = "enable_swa_scratch_reuse"
+[hook.when.fields._device_copy_idx_staging]
+dtype = "int64"
+device = "cuda"
+"""
+
+
+def bypass(root: Path, contracts: tuple[str, ...] = ()) -> dict[str, Finding]:
+    result = audit([root], Options(use_cache=False, select=("contract-bypass",),
+                                   contracts=contracts))
+    return {f.symbol: f for f in result.findings}
+
+
+def test_half_fixed_m3_by_inference(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv", stage="half_fixed")
+    found = bypass(repo)
+    assert set(found) == {f"{M3}._prepare_page_table_tensor"}
+    finding = found[f"{M3}._prepare_page_table_tensor"]
+    missing = {m["field"]: m for m in finding.evidence["missing"]}
+    assert SCRATCH <= set(missing)
+    assert all(missing[f]["set_by"] == ["_prepare_swa_scratch_copy_tensors"] for f in SCRATCH)
+    assert all(missing[f]["condition"] == "self.enable_swa_scratch_reuse" for f in SCRATCH)
+    assert missing["_device_copy_idx_staging"]["read_by_base"] is True
+    assert finding.severity is Severity.ERROR  # copy_batch_block_offsets reads it
+    assert "self._prepare_swa_scratch_copy_tensors(...)" in finding.message
+    assert "when self.enable_swa_scratch_reuse" in finding.message
+
+
+def test_half_fixed_m3_with_declared_contract(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv", stage="half_fixed")
+    (tmp_path / "contract.toml").write_text(CONTRACT)
+    found = bypass(repo, contracts=(str(tmp_path / "contract.toml"),))
+    finding = found[f"{M3}._prepare_page_table_tensor"]
+    assert finding.evidence["kind"] == "contract"
+    assert [m["field"] for m in finding.evidence["missing"]] == ["_device_copy_idx_staging"]
+    assert finding.evidence["missing"][0]["condition"] == "self.enable_swa_scratch_reuse"
+    assert finding.evidence["missing"][0]["set_by"] == ["_prepare_swa_scratch_copy_tensors"]
+    # CSA2 skips index_scales and kv_offset but overrides every reader of both.
+    assert f"{CSA2}._prepare_page_table_tensor" not in found
+
+
+def test_fixed_stage_and_super_callers_are_silent(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv", stage="fixed")
+    (tmp_path / "contract.toml").write_text(CONTRACT)
+    assert bypass(repo) == {}
+    assert bypass(repo, contracts=(str(tmp_path / "contract.toml"),)) == {}
+
+
+BASE = """
+class Base:
+    def __init__(self):
+        self.setup(4)
+
+    def setup(self, n):
+        self.table = [0] * n
+        self.scale = 1
+        if self.fast:
+            self._make_staging(n)
+
+    def _make_staging(self, n):
+        self.staging = [0] * n
+
+    def lookup(self, i):
+        return self.table[i] * self.scale
+
+    def copy(self):
+        return list(self.staging)
+"""
+
+
+def test_inference_rules(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"base.py": BASE, "subs.py": """
+        from base import Base
+
+        class CallsSuper(Base):
+            def setup(self, n):
+                super().setup(n)
+                self.table.append(1)
+
+        class SetsEverything(Base):
+            def setup(self, n):
+                self.table, self.scale = [1] * n, 2
+                if self.fast:
+                    self._make_staging(n)
+
+        class ExplicitBase(Base):
+            def setup(self, n):
+                Base.setup(self, n)
+
+        class SkipsStaging(Base):
+            def setup(self, n):
+                self.table = [1] * n
+                self.scale = 2
+
+        class SkipsScaleButOverridesReader(Base):
+            def setup(self, n):
+                self.table = [1] * n
+                self._make_staging(n)
+
+            def lookup(self, i):
+                return self.table[i]
+    """})
+    found = bypass(tmp_path)
+    assert set(found) == {"subs.SkipsStaging.setup"}
+    (missing,) = found["subs.SkipsStaging.setup"].evidence["missing"]
+    assert missing == {"field": "staging", "set_by": ["_make_staging"],
+                       "condition": "self.fast", "read_by_base": True}
+
+
+def test_unread_inferred_field_is_a_warning(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        class Base:
+            def setup(self):
+                self.cache = {}
+
+        class Child(Base):
+            def setup(self):
+                pass
+    """})
+    (finding,) = bypass(tmp_path).values()
+    assert finding.severity is Severity.WARNING
