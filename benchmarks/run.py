@@ -1,0 +1,632 @@
+"""hookguard's benchmark: synthetic checkouts (and optionally real ones) against its peers.
+
+    python benchmarks/run.py [--quick] [--sizes 500,5000,20000] [--real PATH ...] [--reps N]
+                             [--peers mypy,pylint,pyright] [--workdir DIR] [--json FILE]
+
+For each checkout it runs the real command lines in subprocesses and measures wall time (median
+and min-max over the repetitions) and peak RSS (``ru_maxrss`` of the process tree, from
+``wait4``: the largest single process, hookguard's parser workers included, not their sum):
+
+* ``audit`` cold (cache folder deleted first), warm with nothing changed, warm after editing one
+  base-class file;
+* ``check --staged`` with one staged file (the pre-commit hook) and ``check --base HEAD~1`` on a
+  one-file diff (reported as n/a while those commands do not exist);
+* the peers on the same package in the same run: mypy (defaults, ``--ignore-missing-imports``,
+  a fresh cache folder per run), pylint ``--disable=all --enable=W0221,W0222 -j 2``, pyright
+  (when installed; one repetition: it is slow).
+
+``--real PATH`` takes a package directory (e.g. ``~/src/sympy/sympy``). The package is copied
+into a fresh git repository under the work folder (so hookguard and the peers see exactly the
+same files, and ``check --base HEAD~1`` has a one-file diff to check); one extra row times a
+cold ``audit`` of the package in its original checkout, with its full git history.
+
+The markdown report goes to stdout, progress to stderr. Install the peers with
+``.venv/bin/pip install pylint pyright`` (mypy comes with the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import synth  # noqa: E402
+
+BIN = Path(sys.executable).parent
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com",
+       "-c", "commit.gpgsign=false"]
+CACHE_DIR = ".hookguard_cache"
+PEER_SLOW_S = 120.0  # a peer run slower than this is not repeated
+PYLINT_SKIP_S = 300.0  # skip pylint on a checkout where it is projected to take longer
+LARGE = 20000  # checkouts this large get --reps-large repetitions
+
+
+# -- measuring ----------------------------------------------------------------------------------
+@dataclass
+class Sample:
+    wall: float
+    rss_mib: float
+    rc: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def measure(cmd: Sequence[str], cwd: Path, timeout: float = 900.0) -> Sample:
+    """Run ``cmd``; wall time and peak RSS (MiB, largest process of its tree) from ``wait4``."""
+    env = dict(os.environ, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=out, stderr=err, env=env)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Sample(
+            wall=wall,
+            rss_mib=usage.ru_maxrss / 1024,  # KiB on Linux
+            rc=proc.returncode,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+        )
+
+
+@dataclass
+class Row:
+    checkout: str
+    scenario: str
+    files: int
+    samples: list[float] = field(default_factory=list)
+    rss_mib: float = 0.0
+    note: str = ""
+    kind: str = "hookguard"  # or the peer's name
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    def add(self, sample: Sample) -> None:
+        self.samples.append(sample.wall)
+        self.rss_mib = max(self.rss_mib, sample.rss_mib)
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- checkouts ----------------------------------------------------------------------------------
+@dataclass
+class Checkout:
+    label: str
+    repo: Path  # git root
+    package: str  # package directory, relative to repo (what the peers check)
+    target: str  # what ``hookguard audit`` is given, relative to repo
+    files: int
+    base_file: str  # a heavily subclassed base-class module (the one-base-edit scenario)
+    leaf_file: str  # a leaf module (the pre-commit scenario)
+    base_edit_is_method: bool  # synthetic: append a method to the base file's last class
+    original: Path | None = None  # real checkouts: the package in its original repository
+
+
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run([*GIT, *args], cwd=repo, check=True, env=env, text=True,
+                          stdout=subprocess.PIPE).stdout
+
+
+def synthetic(workdir: Path, files: int, seed: int) -> Checkout:
+    dest = workdir / f"synth-{files}"
+    stamp = workdir / f"synth-{files}.stamp"
+    want = f"{synth.GENERATOR_VERSION}:{files}:{seed}:{Path(synth.__file__).stat().st_size}"
+    if dest.is_dir() and stamp.is_file() and stamp.read_text() == want:
+        log(f"reusing {dest}")
+        _git(dest, "reset", "-q", "--hard", "HEAD")
+        _git(dest, "clean", "-qfdx")
+    else:
+        log(f"generating {files} files in {dest}")
+        started = time.perf_counter()
+        synth.generate(dest, files, seed)
+        stamp.write_text(want)
+        log(f"generated in {time.perf_counter() - started:.1f}s")
+    leaf = sorted(p for p in _git(dest, "ls-files", "synth").split() if "/core/" not in p
+                  and p.endswith(".py") and not p.endswith("__init__.py"))[-1]
+    return Checkout(f"synthetic {files}", dest, "synth", ".", _count(dest),
+                    synth.PLANTED_BASE_PATH, leaf, True)
+
+
+def _count(repo: Path) -> int:
+    return sum(1 for p in _git(repo, "ls-files").split() if p.endswith(".py"))
+
+
+_CLASS = re.compile(r"^class\s+(\w+)\s*\(([^)]*)\)", re.M)
+
+
+def real(workdir: Path, path: Path) -> Checkout:
+    path = path.resolve()
+    name = path.name
+    dest = workdir / f"real-{name}"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    log(f"copying {path} to {dest}")
+    shutil.copytree(path, dest / name,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hookguard_cache"))
+    (dest / ".gitignore").write_text(".hookguard_cache/\n.mypy_cache/\n__pycache__/\n")
+    env = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T00:00:00+00:00",
+               GIT_COMMITTER_DATE="2026-01-01T00:00:00+00:00")
+    _git(dest, "init", "-q", "-b", "main")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", f"Copy of {name}", env=env)
+    # The most subclassed class's module is the "base file"; a module nobody imports is the leaf.
+    sources = sorted(p.relative_to(dest).as_posix() for p in (dest / name).rglob("*.py"))
+    defined: dict[str, str] = {}
+    uses: dict[str, int] = {}
+    for rel in sources:
+        text = (dest / rel).read_text("utf-8", "replace")
+        for match in _CLASS.finditer(text):
+            defined.setdefault(match.group(1), rel)
+            for base in match.group(2).split(","):
+                base = base.strip().rsplit(".", 1)[-1]
+                if base.isidentifier():
+                    uses[base] = uses.get(base, 0) + 1
+    ranked = sorted((n for n in uses if n in defined), key=lambda n: -uses[n])
+    base_file = defined[ranked[0]] if ranked else sources[0]
+    leaf_file = next((s for s in reversed(sources) if not s.endswith("__init__.py")
+                      and "/tests/" not in s and s != base_file), sources[-1])
+    # A second commit with a one-file change, so ``check --base HEAD~1`` has a diff to check.
+    second = next(s for s in sources if s not in (base_file, leaf_file)
+                  and not s.endswith("__init__.py"))
+    with open(dest / second, "a", encoding="utf-8") as handle:
+        handle.write("\n\ndef _hookguard_bench_second_commit():\n    return None\n")
+    env.update(GIT_AUTHOR_DATE="2026-01-02T00:00:00+00:00",
+               GIT_COMMITTER_DATE="2026-01-02T00:00:00+00:00")
+    _git(dest, "commit", "-q", "-am", "One-file change", env=env)
+    log(f"{name}: base file {base_file} ({ranked[0] if ranked else '?'}), leaf {leaf_file}")
+    return Checkout(f"{name} (real)", dest, name, name, _count(dest), base_file, leaf_file,
+                    False, original=path)
+
+
+# -- scenarios ----------------------------------------------------------------------------------
+def hookguard_cmd(*args: str) -> list[str]:
+    exe = BIN / "hookguard"
+    return [str(exe), *args] if exe.exists() else [sys.executable, "-m", "hookguard.cli", *args]
+
+
+def audit_cmd(target: str) -> list[str]:
+    return hookguard_cmd("audit", target, "--format", "json", "--exit-zero")
+
+
+def _check_ok(sample: Sample, what: str) -> None:
+    if sample.rc != 0:
+        raise RuntimeError(f"{what} exited {sample.rc}: {sample.stderr.strip()[-2000:]}")
+
+
+def _drop_cache(co: Checkout) -> None:
+    shutil.rmtree(co.repo / CACHE_DIR, ignore_errors=True)
+
+
+def _append(co: Checkout, rel: str, text: str) -> None:
+    with open(co.repo / rel, "a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _restore(co: Checkout, rel: str) -> None:
+    _git(co.repo, "reset", "-q", "HEAD", "--", rel)
+    _git(co.repo, "checkout", "-q", "--", rel)
+
+
+def _unavailable(sample: Sample) -> str | None:
+    if sample.rc == 2:
+        first = (sample.stderr.strip().splitlines() or ["usage error"])[-1]
+        if "invalid choice" in sample.stderr or "unrecognized arguments" in sample.stderr:
+            return "n/a (not available)"
+        return f"n/a (exit 2: {first[:120]})"
+    return None
+
+
+def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) -> None:
+    label, n = co.label, co.files
+
+    row = Row(label, "audit, cold", n)
+    for i in range(reps):
+        _drop_cache(co)
+        sample = measure(audit_cmd(co.target), co.repo)
+        _check_ok(sample, "hookguard audit")
+        row.add(sample)
+        log(f"{label}: cold audit {i + 1}/{reps}: {sample.wall:.2f}s {sample.rss_mib:.0f} MiB")
+        if i == 0:
+            found = json.loads(sample.stdout).get("findings", [])
+            if co.base_edit_is_method:
+                planted = any(synth.PLANTED_CLASS in f.get("symbol", "") for f in found)
+                notes.append(f"{label}: planted rename reported: "
+                             f"{'yes' if planted else 'NO'} ({len(found)} finding(s))")
+            else:
+                notes.append(f"{label}: {len(found)} finding(s)")
+    rows.append(row)
+
+    measure(audit_cmd(co.target), co.repo)  # settle the cache after the last cold run
+    row = Row(label, "audit, warm, nothing changed", n)
+    for _ in range(reps):
+        sample = measure(audit_cmd(co.target), co.repo)
+        _check_ok(sample, "hookguard audit")
+        row.add(sample)
+    log(f"{label}: warm audit {row.median:.2f}s")
+    rows.append(row)
+
+    row = Row(label, "audit, warm, 1 base file edited", n)
+    for i in range(reps):
+        if co.base_edit_is_method:  # the file ends inside its last class: add a hook to it
+            text = f"\n    def _bench_hook_{i}(self, value=None):\n        return value\n"
+        else:
+            text = f"\n\ndef _bench_edit_{i}():\n    return {i}\n"
+        _append(co, co.base_file, text)
+        sample = measure(audit_cmd(co.target), co.repo)
+        _check_ok(sample, "hookguard audit")
+        row.add(sample)
+    _restore(co, co.base_file)
+    measure(audit_cmd(co.target), co.repo)
+    log(f"{label}: base-edit audit {row.median:.2f}s")
+    rows.append(row)
+
+    row = Row(label, "pre-commit: check --staged, 1 staged file", n)
+    for i in range(reps):
+        _append(co, co.leaf_file, f"\n\ndef _bench_staged_{i}():\n    return {i}\n")
+        _git(co.repo, "add", "--", co.leaf_file)
+        sample = measure(hookguard_cmd("check", "--staged", "--format", "json", "--exit-zero"),
+                         co.repo)
+        _restore(co, co.leaf_file)
+        missing = _unavailable(sample)
+        if missing:
+            row.note = missing
+            break
+        _check_ok(sample, "hookguard check --staged")
+        row.add(sample)
+    log(f"{label}: check --staged {row.note or f'{row.median:.2f}s'}")
+    rows.append(row)
+
+    row = Row(label, "check --base HEAD~1, 1-file diff", n)
+    for _ in range(reps):
+        sample = measure(
+            hookguard_cmd("check", "--base", "HEAD~1", "--format", "json", "--exit-zero"),
+            co.repo)
+        missing = _unavailable(sample)
+        if missing:
+            row.note = missing
+            break
+        _check_ok(sample, "hookguard check --base")
+        row.add(sample)
+    log(f"{label}: check --base {row.note or f'{row.median:.2f}s'}")
+    rows.append(row)
+
+    if co.original is not None:
+        row = Row(label, "audit, cold, in the original checkout (full history)", n)
+        root = Path(_git(co.original, "rev-parse", "--show-toplevel").strip())
+        cache = root / CACHE_DIR
+        existed = cache.exists()
+        sample = measure(hookguard_cmd("audit", str(co.original), "--format", "json",
+                                       "--exit-zero", "--no-cache"), root)
+        if sample.rc == 0:
+            row.add(sample)
+            row.note = f"--no-cache, 1 run, models all of {root.name}/"
+        else:
+            row.note = f"failed: exit {sample.rc}"
+        if not existed:
+            shutil.rmtree(cache, ignore_errors=True)
+        rows.append(row)
+
+
+def peer_cmd(peer: str, package: str, scratch: Path) -> list[str] | None:
+    exe = BIN / peer
+    if not exe.exists():
+        found = shutil.which(peer)
+        if not found:
+            return None
+        exe = Path(found)
+    if peer == "mypy":
+        return [str(exe), "--ignore-missing-imports", "--cache-dir", str(scratch), package]
+    if peer == "pylint":
+        return [str(exe), "--disable=all", "--enable=W0221,W0222", "-j", "2", package]
+    if peer == "pyright":
+        return [str(exe), package]
+    raise ValueError(peer)
+
+
+PEER_LABEL = {
+    "mypy": "mypy (defaults, fresh cache)",
+    "pylint": "pylint W0221,W0222 -j 2",
+    "pyright": "pyright",
+}
+
+
+def _peer_failed(peer: str, sample: Sample) -> str | None:
+    if peer == "mypy" and sample.rc not in (0, 1):
+        return f"exit {sample.rc}"
+    if peer == "pylint" and sample.rc & (1 | 32):
+        return f"exit {sample.rc}"
+    if peer == "pyright" and sample.rc not in (0, 1):
+        return f"exit {sample.rc}"
+    return None
+
+
+def run_peers(
+    co: Checkout,
+    peers: Sequence[str],
+    reps: int,
+    rows: list[Row],
+    per_file: dict[str, float],
+    skip: dict[str, str],
+    timeout: float,
+) -> None:
+    for peer in peers:
+        row = Row(co.label, PEER_LABEL[peer], co.files, kind=peer)
+        rows.append(row)
+        if peer in skip:
+            row.note = skip[peer]
+            continue
+        if peer == "pylint" and peer in per_file:
+            projected = per_file[peer] * co.files
+            if projected > PYLINT_SKIP_S:
+                row.note = (f"skipped: projected {projected:.0f}s "
+                            f"(> {PYLINT_SKIP_S:.0f}s) from the smaller checkout")
+                continue
+        n = 1 if peer == "pyright" else reps
+        for i in range(n):
+            with tempfile.TemporaryDirectory(prefix=f"bench-{peer}-") as scratch:
+                cmd = peer_cmd(peer, co.package, Path(scratch))
+                if cmd is None:
+                    row.note = "not installed"
+                    break
+                sample = measure(cmd, co.repo, timeout=timeout)
+            if sample.wall >= timeout:
+                row.note = f"timed out after {timeout:.0f}s"
+                break
+            failed = _peer_failed(peer, sample)
+            if failed:
+                tail = (sample.stderr or sample.stdout).strip()[-300:]
+                row.note = f"failed ({failed}): {tail}"
+                log(f"{co.label}: {peer} {row.note}")
+                break
+            row.add(sample)
+            log(f"{co.label}: {peer} {i + 1}/{n}: {sample.wall:.1f}s {sample.rss_mib:.0f} MiB")
+            if sample.wall > PEER_SLOW_S:
+                if n > 1:
+                    row.note = f"{len(row.samples)} run(s): over {PEER_SLOW_S:.0f}s each"
+                break
+        if row.samples:
+            assert row.median is not None
+            per_file[peer] = row.median / co.files
+
+
+# -- report -------------------------------------------------------------------------------------
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def machine() -> dict[str, str]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    versions = {}
+    for tool, args in (("hookguard", ["--version"]), ("mypy", ["--version"]),
+                       ("pylint", ["--version"]), ("pyright", ["--version"])):
+        exe = BIN / tool
+        if exe.exists():
+            try:
+                out = subprocess.run([str(exe), *args], capture_output=True, text=True,
+                                     timeout=120).stdout.strip().splitlines()
+                versions[tool] = out[0] if out else "?"
+            except (OSError, subprocess.TimeoutExpired):
+                versions[tool] = "?"
+    return {
+        "cpu": f"{cpu}, {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))})",
+        "memory": mem,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "git": subprocess.run(["git", "--version"], capture_output=True,
+                              text=True).stdout.strip(),
+        **versions,
+    }
+
+
+def report(rows: list[Row], notes: list[str], info: dict[str, str], argv: Sequence[str]) -> str:
+    out = ["# hookguard benchmark", ""]
+    out.append("Command: `python benchmarks/run.py " + " ".join(argv) + "`")
+    out.append("")
+    out.append("Machine: " + "; ".join(f"{k}: {v}" for k, v in info.items()))
+    out.append("")
+    out.append("| checkout | scenario | files | median s | spread (min-max) s | s per 1k files "
+               "| peak RSS MiB | ratio vs mypy | ratio vs pylint |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    peers: dict[tuple[str, str], float] = {}
+    for row in rows:
+        if row.kind != "hookguard" and row.median is not None:
+            peers[(row.checkout, row.kind)] = row.median
+    for row in rows:
+        med = row.median
+        if med is None:
+            spread = row.note or "—"
+        else:
+            spread = f"{min(row.samples):.2f}-{max(row.samples):.2f} (n={len(row.samples)})"
+        ratios = []
+        for peer in ("mypy", "pylint"):
+            ref = peers.get((row.checkout, peer))
+            ratios.append("—" if med is None or ref is None or row.kind != "hookguard"
+                          else f"{med / ref:.3f}")
+        scenario = row.scenario
+        if row.note and med is not None:
+            scenario += f" ({row.note})"
+        out.append(
+            f"| {row.checkout} | {scenario} | {row.files} | {_fmt(med)} | {spread} | "
+            f"{_fmt(med / row.files * 1000 if med is not None else None, 3)} | "
+            f"{_fmt(row.rss_mib if row.samples else None, 0)} | {ratios[0]} | {ratios[1]} |"
+        )
+    out.append("")
+    out.extend(goals(rows))
+    if notes:
+        out.append("")
+        out.append("Notes:")
+        out.append("")
+        out.extend(f"- {n}" for n in notes)
+    return "\n".join(out) + "\n"
+
+
+def _find(rows: list[Row], checkout_prefix: str, scenario: str, kind: str = "hookguard",
+          files: int | None = None) -> Row | None:
+    for row in rows:
+        if (row.checkout.startswith(checkout_prefix) and row.scenario == scenario
+                and row.kind == kind and (files is None or row.checkout == f"synthetic {files}")):
+            return row
+    return None
+
+
+def goals(rows: list[Row]) -> list[str]:
+    out = ["## Goals", "", "| goal | measured | status |", "|---|---|---|"]
+
+    def line(goal: str, measured: str, ok: bool | None) -> None:
+        status = "n/a" if ok is None else ("PASS" if ok else "FAIL")
+        out.append(f"| {goal} | {measured} | {status} |")
+
+    cold = _find(rows, "sympy", "audit, cold")
+    mypy = _find(rows, "sympy", PEER_LABEL["mypy"], kind="mypy")
+    pylint = _find(rows, "sympy", PEER_LABEL["pylint"], kind="pylint")
+    for peer_row, limit, name in ((mypy, 0.5, "mypy"), (pylint, 0.1, "pylint")):
+        goal = f"sympy cold audit ≤ {limit:g} x {name}"
+        if cold and cold.median is not None and peer_row and peer_row.median is not None:
+            ratio = cold.median / peer_row.median
+            line(goal, f"{cold.median:.2f}s / {peer_row.median:.2f}s = {ratio:.3f}",
+                 ratio <= limit)
+        else:
+            line(goal, "not measured (run with --real PATH/TO/sympy)", None)
+    for scenario, limit, goal in (
+        ("audit, warm, nothing changed", 0.5, "5,000 files: warm audit, nothing changed < 0.5 s"),
+        ("audit, warm, 1 base file edited", 1.0, "5,000 files: warm audit after 1 base edit < 1 s"),
+        ("pre-commit: check --staged, 1 staged file", 1.0,
+         "5,000 files: pre-commit, 1 staged file < 1 s"),
+    ):
+        row = _find(rows, "synthetic", scenario, files=5000)
+        if row and row.median is not None:
+            line(goal, f"{row.median:.2f}s", row.median < limit)
+        else:
+            line(goal, row.note if row and row.note else "not measured", None)
+    big = [r for r in rows if r.checkout == "synthetic 20000" and r.kind == "hookguard"
+           and r.samples]
+    if big:
+        peak = max(r.rss_mib for r in big)
+        line("20,000 files: peak RSS < 1 GiB", f"{peak:.0f} MiB", peak < 1024)
+    else:
+        line("20,000 files: peak RSS < 1 GiB", "not measured", None)
+    per_k = []
+    for row in rows:
+        if (row.checkout.startswith("synthetic") and row.scenario == "audit, cold"
+                and row.median is not None):
+            per_k.append((row.files, row.median / row.files * 1000))
+    if len(per_k) >= 2:
+        values = [v for _, v in per_k]
+        factor = max(values) / min(values)
+        shown = ", ".join(f"{n}: {v:.3f}s" for n, v in per_k)
+        line("cold audit linear: s per 1k files agree within 1.5x",
+             f"{shown}; factor {factor:.2f}", factor <= 1.5)
+    else:
+        line("cold audit linear: s per 1k files agree within 1.5x", "needs 2+ sizes", None)
+    return out
+
+
+# -- main ---------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 500,5000, 2 repetitions, pylint only on 500, no pyright")
+    parser.add_argument("--sizes", help="synthetic checkout sizes, e.g. 500,5000,20000 "
+                        "(default 500,5000,20000; 0 or '' for none)")
+    parser.add_argument("--real", action="append", default=[], type=Path, metavar="PATH",
+                        help="a package directory of a real checkout (repeatable)")
+    parser.add_argument("--reps", type=int, help="repetitions (default 3; --quick 2)")
+    parser.add_argument("--reps-large", type=int, default=2,
+                        help=f"repetitions for checkouts of {LARGE}+ files (default 2)")
+    parser.add_argument("--peers", default="mypy,pylint,pyright",
+                        help="comma-separated peers (default mypy,pylint,pyright; '' for none)")
+    parser.add_argument("--peer-timeout", type=float, default=900.0,
+                        help="seconds before a peer run is killed (default 900)")
+    parser.add_argument("--workdir", type=Path,
+                        default=Path(tempfile.gettempdir()) / "hookguard-bench")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    args = parser.parse_args(argv)
+
+    raw_argv = list(argv if argv is not None else sys.argv[1:])
+    sizes_arg = args.sizes if args.sizes is not None else (
+        "500,5000" if args.quick else "500,5000,20000")
+    sizes = [int(s) for s in sizes_arg.split(",") if s.strip() and int(s)]
+    reps = args.reps or (2 if args.quick else 3)
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    for peer in peers:
+        if peer not in PEER_LABEL:
+            parser.error(f"unknown peer {peer!r} (known: {', '.join(PEER_LABEL)})")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+
+    info = machine()
+    rows: list[Row] = []
+    notes: list[str] = []
+    per_file: dict[str, float] = {}
+    started = time.perf_counter()
+    for size in sorted(sizes):
+        co = synthetic(args.workdir, size, args.seed)
+        n = args.reps_large if co.files >= LARGE else reps
+        run_hookguard(co, n, rows, notes)
+        skip: dict[str, str] = {}
+        if args.quick:
+            skip["pyright"] = "skipped (--quick)"
+            if size > 500:
+                skip["pylint"] = "skipped (--quick)"
+        run_peers(co, peers, n, rows, per_file, skip, args.peer_timeout)
+    for path in args.real:
+        co = real(args.workdir, path)
+        run_hookguard(co, reps, rows, notes)
+        skip = {"pyright": "skipped (--quick)"} if args.quick else {}
+        run_peers(co, peers, reps, rows, {}, skip, args.peer_timeout)
+    notes.append(f"benchmark wall time: {time.perf_counter() - started:.0f}s")
+    notes.append("cold = the checkout's .hookguard_cache deleted; files are in the OS page cache "
+                 "(every tool gets the same warm disk cache)")
+    notes.append("peak RSS = ru_maxrss of the process tree from wait4: the largest single "
+                 "process (hookguard's parser workers included), not the sum")
+    text = report(rows, notes, info, raw_argv)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(
+            {"machine": info, "rows": [asdict(r) for r in rows], "notes": notes}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
