@@ -17,7 +17,6 @@ import inspect
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import field as dc_field
 from typing import Any
 
 import torch
@@ -123,6 +122,7 @@ class _Field:
     shape: tuple[_Dim, ...] | None
     equals: Expression | None
     items: Callable[[Any], bool] | None
+    split: int | None  # index of "..." in shape
 
     @property
     def name(self) -> str:
@@ -151,16 +151,19 @@ def _compile_field(spec: FieldSpec, condition: str | None) -> _Field:
         shape=tuple(_compile_dim(d) for d in spec.shape) if spec.shape is not None else None,
         equals=Expression(spec.equals) if spec.equals else None,
         items=_PY_TYPES.get(spec.items) if spec.items else None,
+        split=spec.shape.index("...") if spec.shape is not None and "..." in spec.shape else None,
     )
 
 
-@dataclass
 class _Report:
     """Failures of one field, gathered before they become :class:`Violation` objects."""
 
-    field: _Field
-    value: object
-    kinds: list[tuple[str, str, str]] = dc_field(default_factory=list)  # (kind, expected, actual)
+    __slots__ = ("field", "kinds", "value")
+
+    def __init__(self, field: _Field, value: object) -> None:
+        self.field = field
+        self.value = value
+        self.kinds: list[tuple[str, str, str]] = []  # (kind, expected, actual)
 
 
 @dataclass(frozen=True)
@@ -271,6 +274,7 @@ class CompiledContract:
                 active.extend(fields)
                 invariants.extend(clause_invariants)
         bound: dict[str, int] = {}
+        env = _Env(args, obj)
         reports: list[_Report] = []
         present: dict[str, object] = {}
         deferred: list[tuple[_Report, tuple[int, ...]]] = []
@@ -285,7 +289,7 @@ class CompiledContract:
                 value = _MISSING
             report = _Report(spec, value)
             if value is _MISSING or (value is None and spec.kind != "any"):
-                report.kinds.append(("missing", _expected_meta(spec, args, obj, bound), "missing"))
+                report.kinds.append(("missing", _expected_meta(spec, env, bound), "missing"))
                 reports.append(report)
                 continue
             present[spec.name] = value
@@ -293,15 +297,15 @@ class CompiledContract:
             if spec.shape is not None:
                 actual_shape = _shape_of(value)
                 if actual_shape is not None:
-                    self._check_shape(report, actual_shape, args, obj, bound, deferred, first=True)
+                    self._check_shape(report, actual_shape, env, bound, deferred, first=True)
             if report.kinds:
                 reports.append(report)
         for report, actual_shape in deferred:
-            self._check_shape(report, actual_shape, args, obj, bound, None, first=False)
+            self._check_shape(report, actual_shape, env, bound, None, first=False)
             if report.kinds and report not in reports:
                 reports.append(report)
         for report in reports:
-            violations.extend(_to_violations(report, args, obj, bound))
+            violations.extend(_to_violations(report, env, bound))
         if values:
             failed = {r.field.name for r in reports}
             violations.extend(
@@ -370,8 +374,7 @@ class CompiledContract:
         self,
         report: _Report,
         actual: tuple[int, ...],
-        args: Mapping[str, Any],
-        obj: object,
+        env: _Env,
         bound: dict[str, int],
         deferred: list[tuple[_Report, tuple[int, ...]]] | None,
         *,
@@ -379,16 +382,16 @@ class CompiledContract:
     ) -> None:
         dims = report.field.shape
         assert dims is not None
-        split = next((i for i, d in enumerate(dims) if d.ellipsis), None)
+        split = report.field.split
         if split is None:
             if len(actual) != len(dims):
-                report.kinds.append(("shape", _render_shape(dims, args, obj, bound), _fmt(actual)))
+                report.kinds.append(("shape", _render_shape(dims, env, bound), _fmt(actual)))
                 return
             pairs = list(zip(dims, actual, strict=True))
         else:
             head, tail = dims[:split], dims[split + 1 :]
             if len(actual) < len(head) + len(tail):
-                report.kinds.append(("shape", _render_shape(dims, args, obj, bound), _fmt(actual)))
+                report.kinds.append(("shape", _render_shape(dims, env, bound), _fmt(actual)))
                 return
             pairs = list(zip(head, actual[: len(head)], strict=True))
             if tail:
@@ -402,7 +405,7 @@ class CompiledContract:
                     break
                 continue
             if dim.name is not None:
-                known = _resolve(dim.name, args, obj, bound)
+                known = _resolve(dim.name, env, bound)
                 if known is None:
                     if first:
                         bound[dim.name] = size
@@ -412,7 +415,7 @@ class CompiledContract:
                     break
                 continue
             assert dim.expr is not None
-            expected = _eval_dim(dim.expr, args, obj, bound)
+            expected = _eval_dim(dim.expr, env, bound)
             if expected is None:
                 wait = True
                 continue
@@ -422,7 +425,7 @@ class CompiledContract:
             if wait and first and deferred is not None:
                 deferred.append((report, actual))
             return
-        report.kinds.append(("shape", _render_shape(dims, args, obj, bound), _fmt(actual)))
+        report.kinds.append(("shape", _render_shape(dims, env, bound), _fmt(actual)))
 
     # ----------------------------------------------------------------------------------------
 
@@ -488,6 +491,8 @@ class CompiledContract:
 
 
 def _as_int(value: object) -> int | None:
+    if type(value) is int:
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, numbers.Integral):
@@ -495,34 +500,53 @@ def _as_int(value: object) -> int | None:
     return None
 
 
-def _resolve(
-    name: str, args: Mapping[str, Any], obj: object, bound: Mapping[str, int]
-) -> int | None:
-    if name in args:
-        return _as_int(args[name])
-    try:
-        attr = getattr(obj, name, None)
-    except Exception:
-        attr = None
-    found = _as_int(attr)
-    if found is not None:
+class _Env(dict[str, "int | None"]):
+    """Dimension names of one check: hook arguments, then integer attributes of the object.
+
+    Resolved names (and non-``None`` values of dimension expressions) are cached for the check.
+    """
+
+    __slots__ = ("args", "obj")
+
+    def __init__(self, args: Mapping[str, Any], obj: object) -> None:
+        super().__init__()
+        self.args = args
+        self.obj = obj
+
+    def __missing__(self, name: str) -> int | None:
+        if name in self.args:
+            found = _as_int(self.args[name])
+        else:
+            try:
+                found = _as_int(getattr(self.obj, name, None))
+            except Exception:
+                found = None
+        self[name] = found
         return found
-    return bound.get(name)
 
 
-def _eval_dim(
-    expr: Expression, args: Mapping[str, Any], obj: object, bound: Mapping[str, int]
-) -> int | None:
+def _resolve(name: str, env: _Env, bound: Mapping[str, int]) -> int | None:
+    found = env[name]
+    return found if found is not None else bound.get(name)
+
+
+def _eval_dim(expr: Expression, env: _Env, bound: Mapping[str, int]) -> int | None:
+    cached = env.get(expr.text)
+    if cached is not None:
+        return cached
     names: dict[str, int] = {}
     for name in expr.names:
-        known = _resolve(name, args, obj, bound)
+        known = _resolve(name, env, bound)
         if known is None:
             return None
         names[name] = known
     try:
-        return _as_int(expr(names))
+        value = _as_int(expr(names))
     except ArithmeticError:
         return None
+    if value is not None and not any(name in bound for name in expr.names):
+        env[expr.text] = value
+    return value
 
 
 def _shape_of(value: object) -> tuple[int, ...] | None:
@@ -539,8 +563,7 @@ def _fmt(shape: Sequence[int]) -> str:
 
 def _render_shape(
     dims: Sequence[_Dim],
-    args: Mapping[str, Any],
-    obj: object,
+    env: _Env,
     bound: Mapping[str, int],
     *,
     symbolic: bool = True,
@@ -552,9 +575,9 @@ def _render_shape(
             parts.append(dim.text)
             continue
         known = (
-            _resolve(dim.name, args, obj, bound)
+            _resolve(dim.name, env, bound)
             if dim.name is not None
-            else _eval_dim(dim.expr, args, obj, bound)  # type: ignore[arg-type]
+            else _eval_dim(dim.expr, env, bound)  # type: ignore[arg-type]
         )
         if known is None:
             parts.append(dim.text)
@@ -563,16 +586,10 @@ def _render_shape(
     return f"[{', '.join(parts)}]"
 
 
-def _expected_meta(
-    spec: _Field, args: Mapping[str, Any], obj: object, bound: Mapping[str, int]
-) -> str:
+def _expected_meta(spec: _Field, env: _Env, bound: Mapping[str, int]) -> str:
     s = spec.spec
     kind = spec.kind
-    shape = (
-        _render_shape(spec.shape, args, obj, bound, symbolic=False)
-        if spec.shape is not None
-        else ""
-    )
+    shape = _render_shape(spec.shape, env, bound, symbolic=False) if spec.shape is not None else ""
     if kind == "tensor" or (kind is None and spec.dtype is not None):
         text = (s.dtype or "tensor") + (shape or "")
         if spec.device_label:
@@ -589,11 +606,9 @@ def _expected_meta(
     return kind + (f" of len {shape}" if shape else "")
 
 
-def _to_violations(
-    report: _Report, args: Mapping[str, Any], obj: object, bound: Mapping[str, int]
-) -> list[Violation]:
+def _to_violations(report: _Report, env: _Env, bound: Mapping[str, int]) -> list[Violation]:
     spec = report.field
-    expected_meta = _expected_meta(spec, args, obj, bound)
+    expected_meta = _expected_meta(spec, env, bound)
     actual_meta = "missing" if report.value is _MISSING else describe(report.value)
     return [
         Violation(

@@ -23,6 +23,7 @@ __all__ = ["can_check", "dead_pointers"]
 _CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
 _CU_MEMORYTYPE_DEVICE = 2
 _CU_MEMORYTYPE_UNIFIED = 4
+_CUDA_ERROR_INVALID_VALUE = 1
 
 
 @functools.cache
@@ -50,8 +51,10 @@ def _driver_says_device(pointer: int) -> bool | None:
         ctypes.c_int(_CU_POINTER_ATTRIBUTE_MEMORY_TYPE),
         ctypes.c_uint64(pointer),
     )
+    if result == _CUDA_ERROR_INVALID_VALUE:
+        return False  # not an address the driver knows
     if result != 0:
-        return False
+        return None  # no context on this thread, driver trouble: cannot tell
     return kind.value in (_CU_MEMORYTYPE_DEVICE, _CU_MEMORYTYPE_UNIFIED)
 
 
@@ -62,8 +65,9 @@ def _allocator_blocks() -> list[tuple[int, int, bool]]:
         address = int(segment["address"])
         for block in segment.get("blocks", []):
             size = int(block["size"])
-            blocks.append((address, size, block.get("state") == "active_allocated"))
-            address += size
+            start = int(block.get("address", address))
+            blocks.append((start, size, block.get("state") == "active_allocated"))
+            address = start + size
     return blocks
 
 

@@ -92,6 +92,8 @@ class _Target:
         self.compiled = CompiledContract(contract)
         self.base: type | None = None
         self.signature: inspect.Signature | None = None
+        #: (positional parameter names after self, defaults) of the contract's hook
+        self.positional: tuple[tuple[str, ...], dict[str, Any]] | None = None
         self.patched: list[tuple[type, str, Any, Any]] = []  # (cls, name, original, wrapper)
         self.init_subclass: tuple[type, Any, bool] | None = None  # (base, original, had_own)
         self.state = _State()
@@ -247,6 +249,7 @@ class Enforcer:
                 if hook is not None:
                     try:
                         target.signature = inspect.signature(hook)
+                        target.positional = _positional(target.signature)
                     except (TypeError, ValueError):
                         target.signature = None
                 self._instrument(target, base)
@@ -333,6 +336,16 @@ class Enforcer:
     ) -> None:
         self.checks += 1
         bound: dict[str, Any] = {}
+        fast = target.positional
+        if not kwargs and fast is not None and len(args) <= len(fast[0]):
+            # the common case: positional arguments only (no inspect.Signature.bind)
+            names, defaults = fast
+            bound = dict(defaults)
+            bound.update(zip(names, args, strict=False))
+            violations = target.compiled.check(obj, bound, values=self.values, base=target.base)
+            if violations:
+                self._report(target, type(obj), source_location(func), violations)
+            return
         for sig in (target.signature, _signature(func)):
             if sig is None:
                 continue
@@ -383,6 +396,15 @@ class Enforcer:
         if self.mode == "raise":
             raise error from cause
         warnings.warn(ContractWarning(str(error)), stacklevel=4)
+
+
+def _positional(sig: inspect.Signature) -> tuple[tuple[str, ...], dict[str, Any]] | None:
+    params = list(sig.parameters.values())[1:]  # after self
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind not in kinds for p in params):
+        return None
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return tuple(p.name for p in params), defaults
 
 
 @functools.lru_cache(maxsize=512)

@@ -113,7 +113,7 @@ def test_directory_loads_toml_files_sorted(tmp_path: Path) -> None:
 
 
 def test_unknown_key_in_field_names_file_and_line(tmp_path: Path) -> None:
-    text = GOOD.replace('pinned = true\n', 'pinned = true\npined = false\n')
+    text = GOOD.replace("pinned = true\n", "pinned = true\npined = false\n")
     error = _error(text, tmp_path)
     assert error.path == str(tmp_path / "c.toml")
     assert error.line == 11
@@ -171,7 +171,7 @@ def test_bad_shape_dimension_and_equals(tmp_path: Path) -> None:
     assert error.line == 11 and "must be an int or a string" in error.message
     error = _error(GOOD.replace('["num_local_layers", 2]', '["...", 2, "..."]'), tmp_path)
     assert error.line == 11 and "'...' at most once" in error.message
-    text = GOOD.replace('pinned = true\n', 'pinned = true\nequals = "exec(1)"\n')
+    text = GOOD.replace("pinned = true\n", 'pinned = true\nequals = "exec(1)"\n')
     error = _error(text, tmp_path)
     assert error.line == 11 and "bad equals" in error.message
 
@@ -188,16 +188,17 @@ def test_other_bad_values(tmp_path: Path) -> None:
         error = _error(GOOD.replace(original, bad, 1), tmp_path)
         assert words in error.message, bad
         assert error.line == line, bad
-    error = _error(GOOD.replace('pinned = true\n', 'pinned = true\nvalues = "small"\n'), tmp_path)
+    error = _error(GOOD.replace("pinned = true\n", 'pinned = true\nvalues = "small"\n'), tmp_path)
     assert "unknown value check 'small'" in error.message and error.line == 11
-    error = _error(GOOD.replace('pinned = true\n', 'pinned = true\nrange = [3, 1]\n'), tmp_path)
+    error = _error(GOOD.replace("pinned = true\n", "pinned = true\nrange = [3, 1]\n"), tmp_path)
     assert "range must be [lo, hi]" in error.message and error.line == 11
     error = _error(GOOD.replace('class = "pkg.mod.Base"', 'class = "Base"'), tmp_path)
     assert "qualified name" in error.message and error.line == 2
     error = _error(GOOD.replace('method = "_hook"\n', ""), tmp_path)
     assert "needs a 'method' key" in error.message and error.line == 1
-    error = _error(GOOD.replace('renamed_from = ["_old_hook"]', 'renamed_from = ["_hook"]'),
-                   tmp_path)
+    error = _error(
+        GOOD.replace('renamed_from = ["_old_hook"]', 'renamed_from = ["_hook"]'), tmp_path
+    )
     assert "lists the hook" in error.message and error.line == 4
 
 

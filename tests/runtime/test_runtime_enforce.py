@@ -136,11 +136,17 @@ def test_report_names_class_hook_implementation_and_metadata(
     cls = kvf.WrongDtypeM3KVCacheManagerV2
     hook = cls.__dict__["_prepare_page_table_tensor"]
     line = hook.__code__.co_firstlineno  # enforcement ended: the original is back
-    assert "kv_cache_fixture.minimax_m3.WrongDtypeM3KVCacheManagerV2._prepare_page_table_tensor" in text
+    assert (
+        "kv_cache_fixture.minimax_m3.WrongDtypeM3KVCacheManagerV2._prepare_page_table_tensor"
+        in text
+    )
     assert f"minimax_m3.py:{line}" in text
     assert "contracts/kv_cache_fixture.toml:" in text
     pinned = " pinned" if torch.cuda.is_available() else ""
-    assert f"kv_cache_pool_mapping: expected int32[4, 2] cpu{pinned}, got int64[4, 2] cpu{pinned}" in text
+    assert (
+        f"kv_cache_pool_mapping: expected int32[4, 2] cpu{pinned}, got int64[4, 2] cpu{pinned}"
+        in text
+    )
     (violation,) = error.violations
     assert (violation.expected, violation.actual) == ("int32", "int64")
     assert "tensor(" not in text  # metadata only, never a dump
@@ -203,12 +209,14 @@ def test_subclass_defined_after_enforce_started(fixture_contracts: list[HookCont
 
 def test_uninstall_restores_everything(fixture_contracts: list[HookContract]) -> None:
     before = {
-        cls: dict(cls.__dict__) for cls in [KVCacheManagerV2, *EXPECTED, kvf.StaleM3KVCacheManagerV2]
+        cls: dict(cls.__dict__)
+        for cls in [KVCacheManagerV2, *EXPECTED, kvf.StaleM3KVCacheManagerV2]
     }
     enforcer = enforce(fixture_contracts)
     assert enforcer.installed
-    assert KVCacheManagerV2.__dict__["_prepare_page_table_tensor"] is not (
-        before[KVCacheManagerV2]["_prepare_page_table_tensor"]
+    assert (
+        KVCacheManagerV2.__dict__["_prepare_page_table_tensor"]
+        is not (before[KVCacheManagerV2]["_prepare_page_table_tensor"])
     )
     assert "__init_subclass__" in KVCacheManagerV2.__dict__
     enforcer.uninstall()
@@ -359,7 +367,11 @@ def test_verify_shape_names_bind_across_fields() -> None:
     assert violation.expected == "[L=3, L*2=6, ...]"
     assert violation.actual == "[4, 8]"
     (violation,) = verify(obj, [contract], args={"cap": 5})[1:]
-    assert (violation.field, violation.expected, violation.actual) == ("c", "[*, cap*2=10]", "[1, 8]")
+    assert (violation.field, violation.expected, violation.actual) == (
+        "c",
+        "[*, cap*2=10]",
+        "[1, 8]",
+    )
 
 
 # -- value checks -------------------------------------------------------------------------------
@@ -485,6 +497,7 @@ def test_contracts_in_the_runtime_package_do_not_import_torch_eagerly() -> None:
         "import hookguard.runtime; print('torch' in sys.modules)"
     )
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{FIXTURES}"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     assert out.stdout.strip() == "False"

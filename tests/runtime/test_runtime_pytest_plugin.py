@@ -91,7 +91,9 @@ def test_contracts_enforced_for_the_whole_run(pytester: pytest.Pytester, env: No
     assert "ERROR test_managers.py::test_fixture_setup" in text
     assert "hookguard: 1 hook contract enforced" in text
     assert "hookguard: 7 hook contract violations" in text
-    assert "hook contract violated: kv_cache_fixture.minimax_m3.WrongDtypeM3KVCacheManagerV2" in text
+    assert (
+        "hook contract violated: kv_cache_fixture.minimax_m3.WrongDtypeM3KVCacheManagerV2" in text
+    )
     assert "implementation that ran:" in text and "minimax_m3.py:" in text
 
 
@@ -104,8 +106,10 @@ def test_without_the_option_nothing_is_enforced(pytester: pytest.Pytester, env: 
 
 def test_ini_option(pytester: pytest.Pytester, env: None) -> None:
     pytester.makeini(f"[pytest]\nhookguard_contracts = {CONTRACT}\n")
-    pytester.makepyfile(test_one="import kv_cache_fixture as k\n"
-                        "def test_x():\n    k.WrongDtypeM3KVCacheManagerV2()\n")
+    pytester.makepyfile(
+        test_one="import kv_cache_fixture as k\n"
+        "def test_x():\n    k.WrongDtypeM3KVCacheManagerV2()\n"
+    )
     result = pytester.runpytest_subprocess(*PLUGIN)
     result.assert_outcomes(failed=1)
 
@@ -139,8 +143,9 @@ def test_warn_mode_and_values(pytester: pytest.Pytester, env: None) -> None:
     assert "_index_scale_ints" not in result.stdout.str()  # values are opt-in
 
 
-def test_hookguard_runtime_0(pytester: pytest.Pytester, env: None,
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hookguard_runtime_0(
+    pytester: pytest.Pytester, env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOOKGUARD_RUNTIME", "0")
     pytester.makepyfile(test_managers=TESTS)
     result = pytester.runpytest_subprocess(*PLUGIN, f"--hookguard-contracts={CONTRACT}")
@@ -151,8 +156,11 @@ def test_hookguard_runtime_0(pytester: pytest.Pytester, env: None,
 
 
 def test_bad_contract_is_a_usage_error(pytester: pytest.Pytester, env: None) -> None:
-    bad = pytester.makefile(".toml", bad='[[hook]]\nclass = "a.B"\nmethod = "h"\nfields = 3\n'
-                            '[[hook]]\nclass = "a.C"\nmethod = "h"\n[hook.fields.x]\ndtype = "i32"\n')
+    bad = pytester.makefile(
+        ".toml",
+        bad='[[hook]]\nclass = "a.B"\nmethod = "h"\nfields = 3\n'
+        '[[hook]]\nclass = "a.C"\nmethod = "h"\n[hook.fields.x]\ndtype = "i32"\n',
+    )
     result = pytester.runpytest_subprocess(*PLUGIN, f"--hookguard-contracts={bad}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert f"hookguard: {bad}:4: fields must be a table" in result.stderr.str()

@@ -1,0 +1,165 @@
+"""CUDA-only: no device sync for metadata checks, one for value checks, pinning, live pointers."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import kv_cache_fixture as kvf
+import pytest
+import torch
+from conftest import CUDA_REASON
+from kv_cache_fixture.manager import KVCacheManagerV2
+
+from hookguard.contracts import HookContract
+from hookguard.runtime import ContractViolation, enforce, verify
+from hookguard.runtime.checks import CompiledContract
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason=CUDA_REASON)
+
+
+@pytest.fixture(autouse=True)
+def _sync_mode_reset() -> Iterator[None]:
+    yield
+    torch.cuda.set_sync_debug_mode("default")
+
+
+def count_syncs(func: Callable[[], Any]) -> int:
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            func()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    return sum("synchroniz" in str(w.message) for w in caught)
+
+
+def test_fixture_runs_on_the_device(fixture_contracts: list[HookContract]) -> None:
+    manager = kvf.FixedM3KVCacheManagerV2(enable_swa_scratch_reuse=True)
+    assert manager.impl.pools[0].is_cuda
+    assert manager.kv_cache_pool_pointers.is_pinned()
+    assert manager._device_copy_idx_staging.is_cuda
+    pointers = manager.kv_cache_pool_pointers[:, 0].tolist()
+    assert pointers == [pool.data_ptr() for pool in manager.impl.pools]
+    assert verify(manager, fixture_contracts, values=True) == []
+
+
+def test_metadata_enforcement_never_synchronises(fixture_contracts: list[HookContract]) -> None:
+    manager = kvf.FixedM3KVCacheManagerV2(enable_swa_scratch_reuse=True)
+    broken = kvf.WrongDeviceM3KVCacheManagerV2(enable_swa_scratch_reuse=True)
+    compiled = CompiledContract(fixture_contracts[0])
+    args = {"index_mapper_capacity": manager.index_mapper_capacity}
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    assert compiled.check(manager, args) == []
+    assert verify(manager, fixture_contracts) == []
+    found = verify(broken, fixture_contracts)  # building the report does not sync either
+    assert [(v.field, v.kind, v.actual) for v in found] == [
+        ("host_kv_cache_block_offsets", "device", "cuda:0"),
+    ]
+    with enforce(fixture_contracts) as enforcer:
+        manager._prepare_page_table_tensor(manager.index_mapper_capacity)
+        assert enforcer.checks == 1
+    torch.cuda.set_sync_debug_mode("default")
+
+
+def test_value_checks_synchronise_once_per_hook_call(
+    fixture_contracts: list[HookContract],
+) -> None:
+    manager = kvf.FixedM3KVCacheManagerV2(enable_swa_scratch_reuse=True)
+    cap = manager.index_mapper_capacity
+
+    def hook() -> None:
+        manager._prepare_page_table_tensor(cap)
+
+    bare = count_syncs(hook)
+    with enforce(fixture_contracts):
+        assert count_syncs(hook) == bare
+    with enforce(fixture_contracts, values=True):
+        assert count_syncs(hook) == bare + 1
+    # and a failing value check is found through that one transfer
+    manager._device_copy_idx_staging[3] = 1
+    manager._device_block_positions[0] = 5
+    compiled = CompiledContract(fixture_contracts[0])
+    found: list[Any] = []
+    assert (
+        count_syncs(
+            lambda: found.extend(
+                compiled.check(manager, {"index_mapper_capacity": cap}, values=True)
+            )
+        )
+        == 1
+    )
+    assert [(v.field, v.actual) for v in found] == [
+        ("_device_copy_idx_staging", "1 of 3 elements fail"),
+        ("_device_block_positions", "1 of 8 elements fail"),
+    ]
+
+
+def test_unpinned_host_table_is_reported(fixture_contracts: list[HookContract]) -> None:
+    class Unpinned(kvf.FixedM3KVCacheManagerV2):
+        def _prepare_page_table_tensor(self, index_mapper_capacity: int) -> None:
+            super()._prepare_page_table_tensor(index_mapper_capacity)
+            self.kv_offset = self.kv_offset.clone()  # pageable copy
+
+    with enforce(fixture_contracts), pytest.raises(ContractViolation) as info:
+        Unpinned()
+    (violation,) = info.value.violations
+    assert (violation.field, violation.kind) == ("kv_offset", "pinned")
+    assert violation.expected_meta == "int32[2] cpu pinned"
+    assert violation.actual_meta == "int32[2] cpu"
+
+
+def test_wrong_device_variant_on_cuda(fixture_contracts: list[HookContract]) -> None:
+    with enforce(fixture_contracts), pytest.raises(ContractViolation) as info:
+        kvf.WrongDeviceM3KVCacheManagerV2()
+    (violation,) = info.value.violations
+    assert violation.actual_meta == "int32[2, 3, 2, 8] cuda:0"
+    assert "int32[2, 3, 2, 8] cpu pinned contiguous" in str(info.value)
+
+
+def test_pointer_column_must_hold_live_cuda_allocations(
+    fixture_contracts: list[HookContract],
+) -> None:
+    manager = kvf.FixedM3KVCacheManagerV2()
+    assert verify(manager, fixture_contracts, values=True) == []
+    freed = torch.empty(1 << 20, dtype=torch.uint8, device="cuda")
+    dead = freed.data_ptr()
+    del freed  # back to the caching allocator: still mapped, no longer allocated
+    host = torch.empty(16, dtype=torch.uint8, pin_memory=True)
+    manager.kv_cache_pool_pointers[0, 0] = dead
+    manager.kv_cache_pool_pointers[1, 0] = host.data_ptr()
+    (violation,) = verify(manager, fixture_contracts, values=True)
+    assert (violation.field, violation.kind) == ("kv_cache_pool_pointers", "value")
+    assert violation.actual.startswith("2 of 2 pointers dead")
+    assert "freed block of the PyTorch caching allocator" in violation.actual
+    assert "not a CUDA device allocation" in violation.actual
+    manager.kv_cache_pool_pointers[0, 0] = 0  # an unused pool may have 0 ...
+    manager.kv_cache_pool_pointers[1, 0] = manager.impl.pools[1].data_ptr()
+    found = verify(manager, fixture_contracts, values=True)
+    # ... but pool 0 is used by layers 0 and 2: the invariant catches it
+    assert [(v.kind, v.expected) for v in found] == [
+        ("invariant", "(kv_cache_pool_pointers[kv_cache_pool_mapping[:, 0].long(), 0] != 0).all()")
+    ]
+
+
+def test_every_variant_on_cuda_through_enforce(fixture_contracts: list[HookContract]) -> None:
+    expected = {
+        KVCacheManagerV2: [],
+        kvf.FixedM3KVCacheManagerV2: [],
+        kvf.HalfFixedM3KVCacheManagerV2: ["missing"] * 5,
+        kvf.WrongDtypeM3KVCacheManagerV2: ["dtype"],
+        kvf.WrongDeviceM3KVCacheManagerV2: ["device"],
+    }
+    for cls, kinds in expected.items():
+        with enforce(fixture_contracts, mode="warn", values=True) as enforcer:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cls(enable_swa_scratch_reuse=True)
+        assert [v.kind for e in enforcer.history for v in e.violations] == kinds, cls
+    with enforce(fixture_contracts), pytest.raises(ContractViolation) as info:
+        kvf.StaleM3KVCacheManagerV2()
+    assert [v.kind for v in info.value.violations] == ["stale-override"]
