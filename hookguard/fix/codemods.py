@@ -1,0 +1,539 @@
+"""The libcst codemods. One parse and one transform per file; comments and layout are kept.
+
+:func:`fix_module` locates every fix's ``def`` by its line (``PositionProvider``), checks that
+the fix is safe there, then applies all accepted fixes in a single :class:`_Transformer` pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from hookguard.fix.plan import Fix, Outcome, ParamsFix, RenameFix, outside_note
+
+REFLECTIVE = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+
+
+@dataclass
+class _Def:
+    node: cst.FunctionDef
+    cls: cst.ClassDef | None  # the class whose body holds the def directly
+
+
+@dataclass
+class _ClassPlan:
+    """What happens inside one class body: attribute renames and who ``self`` is."""
+
+    name: str
+    renames: dict[str, str] = field(default_factory=dict)
+    receivers: set[str] = field(default_factory=lambda: {"self", "cls"})
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class _Locator(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.defs: dict[int, list[_Def]] = {}
+        self._scopes: list[cst.ClassDef | cst.FunctionDef] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        line = self.get_metadata(PositionProvider, node).start.line
+        parent = self._scopes[-1] if self._scopes else None
+        cls = parent if isinstance(parent, cst.ClassDef) else None
+        self.defs.setdefault(line, []).append(_Def(node, cls))
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+
+def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, list[Outcome]]:
+    """Apply ``fixes`` (all for this module) in one pass; one outcome per fix."""
+    wrapper = MetadataWrapper(module)
+    locator = _Locator()
+    wrapper.visit(locator)
+    outcomes: dict[int, Outcome] = {}
+    classes: dict[cst.ClassDef, _ClassPlan] = {}
+    renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]] = {}
+    params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]] = {}
+
+    targets: dict[int, _Def] = {}
+    for index, fix in enumerate(fixes):
+        found = [d for d in locator.defs.get(fix.line, ()) if d.node.name.value == fix.method]
+        if not found:
+            outcomes[index] = fix.outcome(
+                "refused",
+                f"no def {fix.method} at line {fix.line} (has the file changed since the audit?)",
+            )
+        elif found[0].cls is None or found[0].cls.name.value != fix.cls:
+            outcomes[index] = fix.outcome(
+                "refused", f"{fix.method} at line {fix.line} is not a method of class {fix.cls}"
+            )
+        else:
+            targets[index] = found[0]
+    # Two overrides renamed to the same name in one class: ambiguous, refuse both.
+    wanted: dict[tuple[cst.ClassDef, str], list[str]] = {}
+    for index, target in targets.items():
+        fix = fixes[index]
+        if isinstance(fix, RenameFix) and target.cls is not None:
+            wanted.setdefault((target.cls, fix.new), []).append(fix.old)
+
+    for index, target in targets.items():
+        fix = fixes[index]
+        cls = target.cls
+        assert cls is not None
+        if isinstance(fix, RenameFix):
+            olds = sorted(set(wanted[(cls, fix.new)]))
+            reason = _rename_refusal(cls, fix)
+            if not reason and len(olds) > 1:
+                reason = (
+                    f"{' and '.join(olds)} in {fix.cls} would both become {fix.new}; "
+                    "merge by hand"
+                )
+            if not reason and target.node in renames:
+                reason = f"{fix.cls}.{fix.old} is already being renamed"
+            if reason:
+                outcomes[index] = fix.outcome("refused", reason)
+                continue
+            plan = classes.setdefault(cls, _ClassPlan(cls.name.value))
+            plan.renames[fix.old] = fix.new
+            plan.receivers.update(_receivers(cls))
+            renames[target.node] = (fix, plan)
+        else:
+            add, reason = _params_to_add(target.node, fix)
+            if reason:
+                outcomes[index] = fix.outcome("refused", reason)
+            elif not add:
+                outcomes[index] = fix.outcome(
+                    "unchanged", f"{fix.cls}.{fix.method} already accepts {', '.join(fix.names)}"
+                )
+            else:
+                params.setdefault(target.node, []).append((fix, add))
+
+    transformer = _Transformer(classes, renames, params)
+    new_module = wrapper.module.visit(transformer)
+    for index, fix in enumerate(fixes):
+        if index in outcomes:
+            continue
+        if isinstance(fix, RenameFix):
+            owner = renames_plan(renames, fix)
+            refs = owner.counts.get(fix.old, 0) if owner else 0
+            also = f" and {refs} reference{'s' * (refs != 1)} in {fix.cls}" if refs else ""
+            outcomes[index] = fix.outcome(
+                "fixed",
+                f"renamed {fix.cls}.{fix.old} to {fix.new}{also}{outside_note(fix.finding)}",
+            )
+        else:
+            added = next(a for f, a in _flat(params) if f is fix)
+            kind = "keyword-only parameter" if fix.keyword_only else "parameter"
+            outcomes[index] = fix.outcome(
+                "fixed",
+                f"added {kind}{'s' * (len(added) != 1)} "
+                f"{', '.join(f'{n}=None' for n in added)} to {fix.cls}.{fix.method}",
+            )
+    return new_module, [outcomes[i] for i in range(len(fixes))]
+
+
+def renames_plan(
+    renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]], fix: RenameFix
+) -> _ClassPlan | None:
+    for f, plan in renames.values():
+        if f is fix:
+            return plan
+    return None
+
+
+def _flat(
+    params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]],
+) -> list[tuple[ParamsFix, tuple[str, ...]]]:
+    return [item for items in params.values() for item in items]
+
+
+# -- checks ----------------------------------------------------------------------------------
+def _class_bindings(cls: cst.ClassDef) -> dict[str, int]:
+    """Names bound directly in the class body, with how many times each is bound."""
+    counts: dict[str, int] = {}
+
+    def bind(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+
+    def targets(node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            bind(node.value)
+        elif isinstance(node, cst.Tuple | cst.List):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    def statement(stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+            bind(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        targets(target.target)
+                elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+                    targets(small.target)
+                elif isinstance(small, cst.Import | cst.ImportFrom) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                            bind(alias.asname.name.value)
+                        elif isinstance(alias.name, cst.Name):
+                            bind(alias.name.value)
+        elif isinstance(stmt, cst.If | cst.Try | cst.With | cst.For | cst.While):
+            for child in stmt.children:
+                if isinstance(child, cst.IndentedBlock):
+                    for inner in child.body:
+                        statement(inner)
+                elif isinstance(child, cst.Else | cst.If | cst.ExceptHandler | cst.Finally):
+                    statement(child)
+        elif isinstance(stmt, cst.Else | cst.ExceptHandler | cst.Finally) and isinstance(
+            stmt.body, cst.IndentedBlock
+        ):
+            for inner in stmt.body.body:
+                statement(inner)
+
+    if isinstance(cls.body, cst.IndentedBlock):
+        for stmt in cls.body.body:
+            statement(stmt)
+    elif isinstance(cls.body, cst.SimpleStatementSuite):
+        statement(cst.SimpleStatementLine(body=cls.body.body))
+    return counts
+
+
+class _BodyNames(cst.CSTVisitor):
+    """Bare-name uses of ``name`` in a class body outside its functions (aliases, decorators)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            decorator.visit(self)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found += 1
+
+
+def _rename_refusal(cls: cst.ClassDef, fix: RenameFix) -> str:
+    bindings = _class_bindings(cls)
+    if fix.new in bindings:
+        return f"{fix.cls} already defines {fix.new}; merge by hand"
+    if bindings.get(fix.old, 0) > 1:
+        return (
+            f"{fix.cls} defines {fix.old} {bindings[fix.old]} times (a property or overloads?); "
+            "rename by hand"
+        )
+    names = _BodyNames(fix.old)
+    body = cls.body
+    if isinstance(body, cst.IndentedBlock):
+        for stmt in body.body:
+            stmt.visit(names)
+    if names.found:
+        return (
+            f"{fix.cls}'s body uses the name {fix.old} outside its methods "
+            "(an alias or a decorator); rename by hand"
+        )
+    return ""
+
+
+def _receivers(cls: cst.ClassDef) -> set[str]:
+    """First parameter names of the class's methods (``self``, ``cls``, or anything else)."""
+    names: set[str] = set()
+    body = cls.body
+    if not isinstance(body, cst.IndentedBlock):
+        return names
+    for stmt in body.body:
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        if any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in stmt.decorators
+        ):
+            continue
+        first = [*stmt.params.posonly_params, *stmt.params.params]
+        if first:
+            names.add(first[0].name.value)
+    return names
+
+
+def _params_to_add(node: cst.FunctionDef, fix: ParamsFix) -> tuple[tuple[str, ...], str]:
+    params = node.params
+    posonly = {p.name.value for p in params.posonly_params}
+    existing = {p.name.value for p in (*params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            existing.add(star.name.value)
+    clash = [n for n in fix.names if n in posonly]
+    if clash:
+        return (), (
+            f"{fix.cls}.{fix.method} takes {', '.join(clash)} positional-only; the base passes "
+            "it by keyword: fix by hand"
+        )
+    return tuple(n for n in fix.names if n not in existing), ""
+
+
+# -- the transform ---------------------------------------------------------------------------
+class _Transformer(cst.CSTTransformer):
+    def __init__(
+        self,
+        classes: dict[cst.ClassDef, _ClassPlan],
+        renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]],
+        params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]],
+    ) -> None:
+        super().__init__()
+        self.classes = classes
+        self.renames = renames
+        self.params = params
+        self._stack: list[_ClassPlan | None] = []
+
+    @property
+    def _plan(self) -> _ClassPlan | None:
+        return self._stack[-1] if self._stack else None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._stack.append(self.classes.get(node))
+
+    def leave_ClassDef(
+        self, original_node: cst.ClassDef, updated_node: cst.ClassDef
+    ) -> cst.ClassDef:
+        self._stack.pop()
+        return updated_node
+
+    def leave_FunctionDef(
+        self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        rename = self.renames.get(original_node)
+        if rename is not None:
+            updated_node = updated_node.with_changes(
+                name=updated_node.name.with_changes(value=rename[0].new)
+            )
+        for fix, names in self.params.get(original_node, ()):
+            updated_node = updated_node.with_changes(
+                params=add_params(updated_node, names, fix.keyword_only)
+            )
+        return updated_node
+
+    def _is_own(self, receiver: cst.BaseExpression, plan: _ClassPlan) -> bool:
+        if isinstance(receiver, cst.Name):
+            return receiver.value in plan.receivers or receiver.value == plan.name
+        return (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Name)
+            and receiver.func.value == "super"
+        )
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.Attribute:
+        plan = self._plan
+        if plan is None:
+            return updated_node
+        new = plan.renames.get(updated_node.attr.value)
+        if new is None or not self._is_own(updated_node.value, plan):
+            return updated_node
+        old = updated_node.attr.value
+        plan.counts[old] = plan.counts.get(old, 0) + 1
+        return updated_node.with_changes(attr=updated_node.attr.with_changes(value=new))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        plan = self._plan
+        if (
+            plan is None
+            or not plan.renames
+            or not isinstance(updated_node.func, cst.Name)
+            or updated_node.func.value not in REFLECTIVE
+            or len(updated_node.args) < 2
+            or not self._is_own(updated_node.args[0].value, plan)
+        ):
+            return updated_node
+        arg = updated_node.args[1]
+        literal = arg.value
+        if not isinstance(literal, cst.SimpleString) or literal.prefix.lower() not in ("", "u"):
+            return updated_node
+        old = literal.evaluated_value
+        new = plan.renames.get(old) if isinstance(old, str) else None
+        if new is None or not isinstance(old, str):
+            return updated_node
+        quote = literal.quote
+        value = f"{literal.prefix}{quote}{new}{quote}"
+        plan.counts[old] = plan.counts.get(old, 0) + 1
+        args = list(updated_node.args)
+        args[1] = arg.with_changes(value=literal.with_changes(value=value))
+        return updated_node.with_changes(args=args)
+
+
+# -- parameter lists -------------------------------------------------------------------------
+Element = cst.Param | cst.ParamStar | cst.ParamSlash
+
+
+def _no_comment(comma: cst.Comma) -> cst.Comma:
+    after = comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        after = after.with_changes(
+            first_line=cst.TrailingWhitespace(newline=after.first_line.newline), empty_lines=[]
+        )
+    return comma.with_changes(whitespace_after=after)
+
+
+def add_params(func: cst.FunctionDef, names: Sequence[str], keyword_only: bool) -> cst.Parameters:
+    """``func``'s parameters with ``names=None`` added, in the list's own layout.
+
+    Keyword-only (or when ``*args``/a bare ``*`` already ends the positionals): after the
+    existing keyword-only parameters, before ``**kwargs``; a bare ``*`` is added where there is
+    none. Otherwise: after the last positional parameter.
+    """
+    p = func.params
+    star_arg = p.star_arg
+    kwonly = keyword_only or isinstance(star_arg, cst.Param | cst.ParamStar)
+    new: list[tuple[str, Element]] = [
+        (
+            "kwonly" if kwonly else "params",
+            cst.Param(
+                name=cst.Name(n),
+                default=cst.Name("None"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
+            ),
+        )
+        for n in names
+    ]
+    elements: list[tuple[str, Element]] = [("posonly", e) for e in p.posonly_params]
+    if isinstance(p.posonly_ind, cst.ParamSlash):
+        elements.append(("slash", p.posonly_ind))
+    elements.extend(("params", e) for e in p.params)
+    if kwonly:
+        if isinstance(star_arg, cst.Param | cst.ParamStar):
+            elements.append(("star", star_arg))
+        else:
+            new.insert(0, ("star", cst.ParamStar()))
+        elements.extend(("kwonly", e) for e in p.kwonly_params)
+    at = len(elements)
+    if not kwonly:
+        if isinstance(star_arg, cst.Param | cst.ParamStar):  # pragma: no cover - kwonly then
+            elements.append(("star", star_arg))
+        elements.extend(("kwonly", e) for e in p.kwonly_params)
+    if p.star_kwarg is not None:
+        elements.append(("kwarg", p.star_kwarg))
+    result = _insert(func, elements, at, new)
+    by: dict[str, list[Element]] = {}
+    for category, element in result:
+        by.setdefault(category, []).append(element)
+
+    def plain(category: str) -> list[cst.Param]:
+        return [e for e in by.get(category, []) if isinstance(e, cst.Param)]
+
+    star = by.get("star", [])
+    slash = by.get("slash", [])
+    kwarg = plain("kwarg")
+    return p.with_changes(
+        posonly_params=plain("posonly"),
+        posonly_ind=slash[0] if slash else cst.MaybeSentinel.DEFAULT,
+        params=plain("params"),
+        star_arg=star[0] if star else cst.MaybeSentinel.DEFAULT,
+        kwonly_params=plain("kwonly"),
+        star_kwarg=kwarg[0] if kwarg else None,
+    )
+
+
+def _insert(
+    func: cst.FunctionDef,
+    elements: list[tuple[str, Element]],
+    at: int,
+    added: list[tuple[str, Element]],
+) -> list[tuple[str, Element]]:
+    """Insert ``added`` at ``at`` with commas in the list's layout (one per line, or inline)."""
+    before = func.whitespace_before_params
+    if at < len(elements):
+        # Something follows (``**kwargs``): copy the separator of the element before, if any.
+        prev = elements[at - 1][1].comma if at > 0 else cst.MaybeSentinel.DEFAULT
+        sep: cst.Comma | cst.MaybeSentinel = (
+            _no_comment(prev) if isinstance(prev, cst.Comma) else cst.MaybeSentinel.DEFAULT
+        )
+        if at == 0 and isinstance(before, cst.ParenthesizedWhitespace):
+            sep = cst.Comma(whitespace_after=before)
+        return [*elements[:at], *[(c, _with_comma(e, sep)) for c, e in added], *elements[at:]]
+    if at == 0:
+        return added
+    category, last = elements[at - 1]
+    trailing = last.comma
+    separators = [e.comma for _, e in elements[: at - 1] if isinstance(e.comma, cst.Comma)]
+    multiline = isinstance(trailing, cst.Comma) and isinstance(
+        trailing.whitespace_after, cst.ParenthesizedWhitespace
+    )
+    if separators:
+        sep = _no_comment(separators[-1])
+    elif multiline and isinstance(before, cst.ParenthesizedWhitespace):
+        sep = cst.Comma(whitespace_after=before)
+    else:
+        sep = cst.MaybeSentinel.DEFAULT
+    final: cst.Comma | cst.MaybeSentinel
+    if isinstance(trailing, cst.Comma) and isinstance(
+        trailing.whitespace_after, cst.ParenthesizedWhitespace
+    ):
+        # ``last,  # comment\n)``: ``last`` keeps its comma and comment, on the new indent.
+        indent = (
+            sep.whitespace_after.last_line
+            if isinstance(sep, cst.Comma)
+            and isinstance(sep.whitespace_after, cst.ParenthesizedWhitespace)
+            else cst.SimpleWhitespace("    ")
+        )
+        kept = trailing.with_changes(
+            whitespace_after=trailing.whitespace_after.with_changes(last_line=indent)
+        )
+        if not isinstance(sep, cst.Comma):
+            sep = _no_comment(kept)
+        last = _with_comma(last, kept)
+        final = _no_comment(trailing)
+    elif isinstance(trailing, cst.Comma):
+        last = _with_comma(last, sep)
+        final = trailing
+    else:
+        final = cst.MaybeSentinel.DEFAULT
+        after = last.whitespace_after_param if isinstance(last, cst.Param) else None
+        if isinstance(last, cst.Param) and isinstance(after, cst.ParenthesizedWhitespace):
+            # ``a\n)`` without a trailing comma: the newline before ``)`` moves to the new end.
+            last = last.with_changes(whitespace_after_param=cst.SimpleWhitespace(""))
+            if isinstance(sep, cst.MaybeSentinel) and isinstance(
+                before, cst.ParenthesizedWhitespace
+            ):
+                sep = cst.Comma(whitespace_after=before)
+            last = _with_comma(last, sep)
+            end_cat, end = added[-1]
+            if isinstance(end, cst.Param):
+                added = [*added[:-1], (end_cat, end.with_changes(whitespace_after_param=after))]
+    out = [(c, _with_comma(e, sep)) for c, e in added[:-1]]
+    out.append((added[-1][0], _with_comma(added[-1][1], final)))
+    return [*elements[: at - 1], (category, last), *out]
+
+
+def _with_comma(element: Element, comma: cst.Comma | cst.MaybeSentinel) -> Element:
+    return element.with_changes(comma=comma)

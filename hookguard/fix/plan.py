@@ -1,0 +1,154 @@
+"""Which findings have a mechanical fix, and why the others do not. No libcst here."""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hookguard.findings import Finding, Severity
+
+STALE = "stale-override"
+DRIFT = "signature-drift"
+
+Status = Literal["fixed", "refused", "unchanged"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one finding: one line of ``hookguard fix`` output."""
+
+    path: str
+    line: int
+    code: str
+    status: Status
+    message: str
+
+    def render(self, dry_run: bool = False) -> str:
+        status = "would fix" if dry_run and self.status == "fixed" else self.status
+        return f"{self.path}:{self.line}: {status} {self.code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RenameFix:
+    """Rename the stale override ``cls.old`` (its ``def`` on ``line``) to ``new``."""
+
+    path: str
+    line: int
+    cls: str  # the innermost class name
+    old: str
+    new: str
+    finding: Finding = field(compare=False, repr=False)
+
+    @property
+    def method(self) -> str:
+        return self.old
+
+    def outcome(self, status: Status, message: str) -> Outcome:
+        return Outcome(self.path, self.line, self.finding.code, status, message)
+
+
+@dataclass(frozen=True)
+class ParamsFix:
+    """Add ``names`` (default ``None``) to the signature of ``cls.method``."""
+
+    path: str
+    line: int
+    cls: str
+    method: str
+    names: tuple[str, ...]
+    keyword_only: bool
+    finding: Finding = field(compare=False, repr=False)
+
+    def outcome(self, status: Status, message: str) -> Outcome:
+        return Outcome(self.path, self.line, self.finding.code, status, message)
+
+
+Fix = RenameFix | ParamsFix
+
+
+def split_symbol(symbol: str) -> tuple[str, str]:
+    """``pkg.mod.Outer.Inner.meth`` -> (``Inner``, ``meth``)."""
+    parts = symbol.split(".")
+    if len(parts) < 2:
+        return "", parts[-1]
+    return parts[-2], parts[-1]
+
+
+def is_name(text: object) -> bool:
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
+def plan_fixes(findings: Iterable[Finding]) -> tuple[list[Fix], list[Outcome]]:
+    """Fixes for the findings that have one; a refusal for every other finding."""
+    fixes: list[Fix] = []
+    refused: list[Outcome] = []
+    seen: set[tuple[str, int, str]] = set()
+
+    def refuse(finding: Finding, reason: str) -> None:
+        refused.append(Outcome(finding.path, finding.line, finding.code, "refused", reason))
+
+    for finding in findings:
+        key = (finding.path, finding.line, finding.rule)
+        if key in seen:
+            continue
+        seen.add(key)
+        cls, method = split_symbol(finding.symbol)
+        fix_or_reason: Fix | str
+        if finding.rule == STALE:
+            fix_or_reason = _plan_rename(finding, cls, method)
+        elif finding.rule == DRIFT:
+            fix_or_reason = _plan_params(finding, cls, method)
+        else:
+            fix_or_reason = f"no automatic fix for {finding.rule}"
+        if isinstance(fix_or_reason, str):
+            refuse(finding, fix_or_reason)
+        else:
+            fixes.append(fix_or_reason)
+    return fixes, refused
+
+
+def _plan_rename(finding: Finding, cls: str, method: str) -> RenameFix | str:
+    evidence = finding.evidence
+    old = evidence.get("old") or method
+    new = evidence.get("new")
+    if not new:
+        return "the hook was removed, not renamed: delete the method or move its logic"
+    if evidence.get("kind") == "override-decorator":
+        return "no renamed hook to move to: remove @override or override an existing hook"
+    if not (is_name(old) and is_name(new)) or old != method:
+        return f"the finding does not name a method and its new name ({old!r} -> {new!r})"
+    own = finding.symbol.rsplit(".", 1)[0]
+    others = [c for c in evidence.get("still_called_by") or () if c != own]
+    if others:
+        names = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in others))
+        return (
+            f"{names} also call{'s' * (len(others) == 1)} self.{old}: renaming only {cls}'s "
+            f"override would break {'it' if len(others) == 1 else 'them'}; rename by hand"
+        )
+    return RenameFix(finding.path, finding.line, cls, old, new, finding)
+
+
+def _plan_params(finding: Finding, cls: str, method: str) -> ParamsFix | str:
+    evidence = finding.evidence
+    if evidence.get("fixable") is False:
+        reason = evidence.get("reason")
+        return str(reason) if reason else "the call-site evidence is ambiguous; fix by hand"
+    missing = evidence.get("missing") or []
+    if not isinstance(missing, list | tuple) or not missing:
+        return "the finding names no missing keyword parameter"
+    names = tuple(dict.fromkeys(str(n) for n in missing))
+    bad = [n for n in names if not is_name(n)]
+    if bad:
+        return f"not a parameter name: {', '.join(bad)}"
+    return ParamsFix(
+        finding.path, finding.line, cls, method, names, bool(evidence.get("keyword_only")), finding
+    )
+
+
+def outside_note(finding: Finding) -> str:
+    """A reminder for a rename whose old name is still used from outside the class."""
+    if finding.severity is Severity.WARNING:
+        return "; the old name is still used outside the class: review those call sites"
+    return ""
