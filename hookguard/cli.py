@@ -10,16 +10,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from hookguard import __version__
+from hookguard.errors import UsageError
 
 if TYPE_CHECKING:
     from hookguard.findings import Finding, InputError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FORMATS = ("auto", "rich", "plain", "json", "sarif", "github")
-
-
-class UsageError(Exception):
-    """Bad arguments or configuration: exit 2 with this one-line message."""
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
     _common(check)
 
+    hooks = commands.add_parser("hooks", help="map a base class's hooks across its subclasses")
+    hooks.add_argument("cls", metavar="CLASS", help="package.module.Class (or a unique suffix)")
+    hooks.add_argument("path", nargs="?", type=Path, default=Path("."))
+    hooks.add_argument("--format", choices=("auto", "rich", "json"), default="auto")
+    hooks.add_argument("--no-cache", action="store_true")
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -80,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _audit(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "hooks":
+            from hookguard.commands.hooks import run_hooks
+
+            return run_hooks(args)
         if args.command == "check":
             from hookguard.commands.check import run_check
 

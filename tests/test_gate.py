@@ -36,7 +36,7 @@ class SparseManager(Manager):
 
 def hookguard(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hookguard.cli", *args],
+        [sys.executable, "-m", "hookguard", *args],
         cwd=cwd, capture_output=True, text=True, check=False,
     )
 

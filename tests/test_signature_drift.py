@@ -44,7 +44,7 @@ def test_predicted_type_error_is_real(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     repo = build.build_kvcache_repo(tmp_path / "kv")
     finding = drift(repo)[f"{M3}._get_batch_cache_indices_by_pool_id"]
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         from trtllm_mini.attention_backend.sparse.minimax_m3.cache_manager import (
             MiniMaxM3KVCacheManagerV2 as M3)
         manager = object.__new__(M3)  # the unit-test harness the real code base uses
@@ -187,10 +187,10 @@ def test_bind_matches_python_on_examples() -> None:
             method = record.classes[0].methods["m"]
             (site,) = record.classes[0].methods["caller"].calls
             namespace: dict[str, object] = {}
-            exec(f"class C:\n    def m{signature}: pass\n", namespace)  # noqa: S102 - test data
+            exec(f"class C:\n    def m{signature}: pass\n", namespace)
             obj = namespace["C"]()  # type: ignore[operator]
             try:
-                eval(call, {"o": obj})  # noqa: S307 - test data
+                eval(call, {"o": obj})
                 python_ok = True
             except TypeError:
                 python_ok = False

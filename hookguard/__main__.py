@@ -1,0 +1,7 @@
+"""``python -m hookguard``."""
+
+import sys
+
+from hookguard.cli import main
+
+sys.exit(main())

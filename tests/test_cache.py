@@ -1,0 +1,79 @@
+"""The persistent record cache: reuse, invalidation, corruption, foreign files, --no-cache."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from hookguard.engine import Options, audit
+from hookguard.model.cache import CACHE_DIR_NAME
+from tests.conftest import write_tree
+
+STALE = ("from typing_extensions import override\nclass Base: ...\nclass Child(Base):\n"
+         "    @override\n    def gone(self): ...\n")
+
+
+@pytest.fixture(autouse=True)
+def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def test_second_run_is_served_from_cache(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE, "b.py": "class X: ...\n"})
+    first = audit([root])
+    assert (first.stats.parsed, first.stats.cached) == (2, 0)
+    assert (root / CACHE_DIR_NAME / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f")
+    second = audit([root])
+    assert (second.stats.parsed, second.stats.cached) == (0, 2)
+    assert [f.symbol for f in second.findings] == [f.symbol for f in first.findings]
+    (root / "b.py").write_text("class X:\n    pass\n")
+    third = audit([root])
+    assert (third.stats.parsed, third.stats.cached) == (1, 1)
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root], Options(use_cache=False))
+    assert not (root / CACHE_DIR_NAME).exists()
+
+
+def test_corrupt_cache_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root])
+    (cache_file,) = (root / CACHE_DIR_NAME).glob("records-*.pickle")
+    cache_file.write_bytes(cache_file.read_bytes()[:-10] + b"garbage!!!")
+    result = audit([root])
+    assert any("corrupt" in note for note in result.notes)
+    assert result.stats.parsed == 1 and [f.symbol for f in result.findings] == ["a.Child.gone"]
+    assert not any("corrupt" in note for note in audit([root]).notes)  # rewritten
+
+
+def test_planted_cache_is_never_unpickled(tmp_path: Path) -> None:
+    """A cache file committed by a pull request must not run code in the gate."""
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root])
+    (cache_file,) = (root / CACHE_DIR_NAME).glob("records-*.pickle")
+    marker = tmp_path / "pwned"
+
+    class Exploit:
+        def __reduce__(self) -> tuple[object, tuple[str]]:
+            return (marker.write_text, ("ran",))
+
+    payload = pickle.dumps(Exploit())
+    cache_file.write_bytes(b"HOOKGUARD-CACHE-1\n" + b"\0" * 32 + payload)
+    result = audit([root])
+    assert not marker.exists()
+    assert any("corrupt or was not written by this user" in note for note in result.notes)
+
+
+def test_foreign_version_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root])
+    import hookguard.model.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "__version__", "9.9.9")
+    result = audit([root])
+    assert any("cache from hookguard" in note for note in result.notes)
+    assert result.stats.parsed == 1

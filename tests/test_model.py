@@ -1,0 +1,155 @@
+"""The project model: module names, import forms, re-exports, MROs, records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hookguard.engine import Options, audit
+from hookguard.model.extract import extract
+from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.records import MethodKind, ParamKind
+from hookguard.model.sources import module_names
+from tests.conftest import write_tree
+
+
+def project_of(files: dict[str, str]) -> Project:
+    names = module_names(files)
+    return Project.build(extract(p, *names[p], s.encode()) for p, s in files.items())
+
+
+def mro_names(project: Project, fq: str) -> list[str]:
+    return [n.fq if isinstance(n, ClassInfo) else n.name for n in project.mro(project.classes[fq])]
+
+
+def test_module_names_for_layouts() -> None:
+    names = module_names(["src/pkg/__init__.py", "src/pkg/sub/__init__.py", "src/pkg/sub/m.py",
+                          "tools/script.py", "lib/a/__init__.py", "lib/a/b.py"])
+    assert names["src/pkg/sub/m.py"] == ("pkg.sub.m", False)
+    assert names["src/pkg/sub/__init__.py"] == ("pkg.sub", True)
+    assert names["tools/script.py"] == ("script", False)
+    assert names["lib/a/b.py"] == ("a.b", False)
+
+
+def test_import_forms_resolve() -> None:
+    project = project_of({
+        "pkg/__init__.py": "from .core.base import Base\n",
+        "pkg/core/__init__.py": "",
+        "pkg/core/base.py": "class Base: ...\n",
+        "pkg/compat.py": "from pkg import Base as LegacyBase\nOldName = LegacyBase\n",
+        "pkg/star.py": "from pkg.core.base import *\n",
+        "pkg/users.py": (
+            "import pkg.core.base as cb\n"
+            "import pkg.compat\n"
+            "from pkg.compat import OldName\n"
+            "from . import compat\n"
+            "from .core import base as relbase\n"
+            "from .star import Base as StarBase\n"
+            "import torch.nn as nn\n"
+            "class A(cb.Base): ...\n"
+            "class B(pkg.compat.LegacyBase): ...\n"
+            "class C(OldName): ...\n"
+            "class D(compat.OldName): ...\n"
+            "class E(relbase.Base): ...\n"
+            "class F(StarBase): ...\n"
+            "class G(nn.Module): ...\n"
+        ),
+    })
+    for name in "ABCDEF":
+        assert mro_names(project, f"pkg.users.{name}")[1] == "pkg.core.base.Base", name
+    assert mro_names(project, "pkg.users.G")[1] == "torch.nn.Module"
+    assert not project.errors
+
+
+def test_same_named_classes_in_different_modules_are_told_apart() -> None:
+    project = project_of({
+        "a.py": "class Manager:\n    def hook(self): ...\n",
+        "b.py": "class Manager:\n    def other(self): ...\n",
+        "c.py": "from b import Manager\nclass Child(Manager): ...\n",
+    })
+    assert mro_names(project, "c.Child") == ["c.Child", "b.Manager"]
+
+
+def test_c3_mro_matches_python() -> None:
+    source = (
+        "class O: ...\nclass A(O): ...\nclass B(O): ...\nclass C(O): ...\n"
+        "class D(O): ...\nclass E(O): ...\nclass K1(A, B, C): ...\nclass K2(D, B, E): ...\n"
+        "class K3(D, A): ...\nclass Z(K1, K2, K3): ...\n"
+    )
+    project = project_of({"m.py": source})
+    namespace: dict[str, type] = {}
+    exec(source, namespace)
+    expected = ["m." + c.__name__ for c in namespace["Z"].__mro__[:-1]]
+    assert mro_names(project, "m.Z") == expected
+
+
+def test_cycles_and_unresolvable_bases_are_reported_not_raised() -> None:
+    project = project_of({
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg.b import B\nclass A(B): ...\n",
+        "pkg/b.py": "from pkg.a import A\nclass B(A): ...\n",
+        "pkg/c.py": "from pkg.missing import Gone\nclass C(Gone): ...\n",
+    })
+    messages = [e.message for e in project.errors]
+    assert any("cyclic inheritance" in m for m in messages)
+    assert any("cannot resolve base class 'Gone'" in m for m in messages)
+    assert isinstance(project.mro(project.classes["pkg.c.C"])[1], External)
+
+
+def test_method_record_details() -> None:
+    record = extract("m.py", "m", False, b'''
+class K:
+    @staticmethod
+    def s(a, /, b, *args, c, d=1, **kw): ...
+
+    @classmethod
+    def k(cls): return cls.s(1, 2, c=3)
+
+    @property
+    def p(self): return self._p
+
+    def m(self, x):
+        self.a = 1
+        if self.flag:
+            self.b, self.c = 2, 3
+            self.helper(x, key=1, *rest)
+        getattr(self, "dyn")
+        return super().m(x)
+''')
+    (klass,) = record.classes
+    s = klass.methods["s"]
+    assert s.kind is MethodKind.STATIC
+    assert [p.kind for p in s.params] == [
+        ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
+        ParamKind.KEYWORD_ONLY, ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD]
+    assert s.signature() == "s(a, /, b, *args, c, d=..., **kw)"
+    assert klass.methods["k"].kind is MethodKind.CLASS
+    assert klass.methods["k"].calls[0].receiver == "cls"
+    assert klass.methods["p"].kind is MethodKind.PROPERTY
+    m = klass.methods["m"]
+    assert {(a.attr, a.condition) for a in m.self_assigns} == {
+        ("a", None), ("b", "self.flag"), ("c", "self.flag")}
+    helper = next(c for c in m.calls if c.name == "helper")
+    assert (helper.positional, helper.keywords, helper.star_args, helper.condition) == (
+        1, ("key",), True, "self.flag")
+    assert any(c.receiver == "super" and c.name == "m" for c in m.calls)
+    assert "dyn" in record.string_refs and "flag" in m.self_reads
+
+
+def test_gitignore_virtualenvs_and_build_dirs_are_skipped(tmp_path: Path) -> None:
+    import subprocess
+
+    write_tree(tmp_path, {
+        ".gitignore": "generated/\n",
+        "pkg/a.py": "class A: ...\n",
+        "generated/x.py": "class X: ...\n",
+        "build/lib/y.py": "class Y: ...\n",
+        "env/pyvenv.cfg": "home = /usr\n",
+        "env/lib/z.py": "class Z: ...\n",
+    })
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    result = audit([tmp_path], Options(use_cache=False))
+    assert set(result.project.files) == {"pkg/a.py"}
+    # Without git: the same minus .gitignore.
+    (tmp_path / ".git").rename(tmp_path / "dot-git")
+    result = audit([tmp_path], Options(use_cache=False))
+    assert set(result.project.files) == {"pkg/a.py", "generated/x.py"}
