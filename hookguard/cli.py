@@ -64,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--format", choices=("auto", "rich", "json"), default="auto")
     hooks.add_argument("--no-cache", action="store_true")
 
+    contracts = commands.add_parser("contracts", help="work with contract files")
+    contracts_sub = contracts.add_subparsers(dest="contracts_command", metavar="ACTION")
+    contracts_check = contracts_sub.add_parser("check", help="check contracts against the code")
+    contracts_check.add_argument("paths", nargs="*", type=Path,
+                                 help="contract files or directories (default: contracts/)")
+    contracts_check.add_argument("--repo", type=Path, default=Path("."))
+    contracts_check.add_argument("--format", choices=("auto", "rich", "plain", "json"),
+                                 default="auto")
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -87,6 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hookguard.commands.hooks import run_hooks
 
             return run_hooks(args)
+        if args.command == "contracts":
+            from hookguard.commands.contracts import run_contracts
+
+            return run_contracts(args)
         if args.command == "check":
             from hookguard.commands.check import run_check
 

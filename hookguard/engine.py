@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,7 +87,11 @@ class Workspace:
 
         contracts: list[HookContract] = []
         for path in paths:
-            contracts.extend(load_contracts(self.root / path))
+            for contract in load_contracts(self.root / path):
+                location = Path(contract.path).resolve()
+                if location.is_relative_to(self.root):
+                    contract = replace(contract, path=location.relative_to(self.root).as_posix())
+                contracts.append(contract)
         return contracts
 
 

@@ -347,3 +347,28 @@ def test_suppression_comment(tmp_path: Path) -> None:
             def three(self): ...  # hookguard: ignore[signature-drift]
     """})
     assert set(stale(run(tmp_path))) == {"mod.A.three"}
+
+
+def test_computed_name_lookup_on_self_only_covers_that_family(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        from typing_extensions import override
+
+        class Dispatcher:
+            def dispatch(self, event):
+                return getattr(self, f"on_{event}", None)
+
+        class Logging(Dispatcher):
+            @override
+            def on_start(self): ...
+
+        class Unrelated:
+            pass
+
+        class Child(Unrelated):
+            @override
+            def on_step(self): ...
+    """})
+    found = stale(run(tmp_path))
+    # Logging.on_start is found by Dispatcher's computed lookup: a warning, not an error.
+    assert found["mod.Logging.on_start"].severity is Severity.WARNING
+    assert found["mod.Child.on_step"].severity is Severity.ERROR

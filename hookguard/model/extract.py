@@ -140,6 +140,7 @@ class _MethodScanner:
         self.reads: set[str] = set()
         self.calls: list[CallSite] = []
         self.refs: set[str] = set()
+        self.prefixes: set[str] = set()
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -223,8 +224,25 @@ class _MethodScanner:
                     self.refs.add(node.attr)
                     if isinstance(node.ctx, ast.Load) and self._is_self(node.value):
                         self.reads.add(node.attr)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                self._call(node, condition)
+            elif isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Attribute):
+                    self._call(node, condition)
+                elif (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id in _REFLECTIVE_CALLS
+                    and len(node.args) > 1
+                    and self._is_receiver(node.args[0])
+                ):
+                    self._reflective(node.args[1])
+
+    def _reflective(self, name: ast.expr) -> None:
+        """``getattr(self, ...)``: a reference that resolves within this class's family."""
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            self.refs.add(name.value)
+        else:
+            prefix = _string_prefix(name)
+            if prefix:
+                self.prefixes.add(prefix)
 
     def _call(self, call: ast.Call, condition: str | None) -> None:
         func = call.func
@@ -357,9 +375,10 @@ class _FileExtractor:
         self.record.classes.append(record)
         attributes: set[str] = set()
         refs: set[str] = set()
+        prefixes: set[str] = set()
         for stmt in _class_body(node.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                method = self._method(stmt, refs)
+                method = self._method(stmt, refs, prefixes)
                 if method is None:
                     continue
                 existing = record.methods.get(method.name)
@@ -373,9 +392,13 @@ class _FileExtractor:
                 attributes.update(_bound_names(stmt))
         record.attributes = frozenset(attributes - record.methods.keys())
         record.self_refs = frozenset(refs)
+        record.self_prefixes = frozenset(prefixes)
 
     def _method(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, class_refs: set[str]
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        class_refs: set[str],
+        class_prefixes: set[str],
     ) -> MethodRecord | None:
         decorators = tuple(dotted_name(d) or "?" for d in node.decorator_list)
         last_parts = {self._qualify(d).rsplit(".", 1)[-1] for d in decorators}
@@ -399,6 +422,7 @@ class _FileExtractor:
         scanner = _MethodScanner(self_name, cls_names)
         scanner.scan(node.body)
         class_refs.update(scanner.refs)
+        class_prefixes.update(scanner.prefixes)
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         suppressed: set[str] = set()
         for line in range(start, node.lineno + 1):
@@ -452,6 +476,9 @@ class _FileExtractor:
                 )
                 if name not in _REFLECTIVE_CALLS or not node.args:
                     continue
+                receiver = node.args[0]
+                if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+                    continue  # resolved per class: see _MethodScanner._reflective
                 arg = node.args[0] if name == "methodcaller" else (
                     node.args[1] if len(node.args) > 1 else None
                 )

@@ -115,6 +115,7 @@ class ClassRecord:
     methods: dict[str, MethodRecord] = field(default_factory=dict)
     attributes: frozenset[str] = frozenset()  # names bound in the class body that are not defs
     self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
+    self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function
 
 

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from hookguard.rules.base import Rule, RuleContext
 from hookguard.rules.contract_bypass import ContractBypass
+from hookguard.rules.contract_stale import ContractStale
 from hookguard.rules.signature_drift import SignatureDrift
 from hookguard.rules.stale_override import StaleOverride
 
-ALL_RULES: tuple[type[Rule], ...] = (StaleOverride, SignatureDrift, ContractBypass)
+ALL_RULES: tuple[type[Rule], ...] = (
+    StaleOverride,
+    SignatureDrift,
+    ContractBypass,
+    ContractStale,
+)
 
 
 def rule_by_id(ident: str) -> type[Rule] | None:

@@ -88,7 +88,10 @@ class RuleContext:
         """Classes in ``info``'s line (ancestors, itself, descendants) using ``self.name``."""
         users = []
         for node in (*self.project.mro(info), *self.project.descendants(info)):
-            if isinstance(node, ClassInfo) and name in node.record.self_refs:
+            if isinstance(node, ClassInfo) and (
+                name in node.record.self_refs
+                or any(name.startswith(p) for p in node.record.self_prefixes)
+            ):
                 users.append(node)
         return users
 

@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "fixtures" / "kv_cache"
-CONTRACTS = ROOT / "contracts"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-if str(FIXTURES) not in sys.path:
-    sys.path.insert(0, str(FIXTURES))
+from runtime_support import CONTRACTS  # noqa: E402  (also puts fixtures/kv_cache on sys.path)
 
-
-CUDA_REASON = "needs a CUDA device (runs on the H200 device machine)"
 
 
 @pytest.fixture
