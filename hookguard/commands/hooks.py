@@ -8,8 +8,8 @@ import os
 import sys
 
 from hookguard.cli import EXIT_CLEAN
-from hookguard.errors import UsageError
 from hookguard.engine import Options, audit
+from hookguard.errors import UsageError
 from hookguard.hookmap import BYPASS, DRIFTED, INHERITED, STALE, WITH_SUPER, build_hook_map
 
 _STYLE = {
