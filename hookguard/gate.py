@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +38,7 @@ class GateResult:
     base: str
     head: str
     changes: list[HookChange]
+    call_changes: list[CallChange]
     findings: list[Finding]  # new relative to base
     errors: list[InputError]
     notes: list[str] = field(default_factory=list)
@@ -104,6 +105,51 @@ def hook_changes(base: Project, head: Project) -> list[HookChange]:
     return changes
 
 
+@dataclass(frozen=True)
+class CallChange:
+    """A hook's signature changed, or a base started passing new keywords to it."""
+
+    class_fq: str
+    method: str
+    detail: str
+    path: str
+    line: int
+    commit: str = ""
+
+    def describe(self) -> str:
+        where = f" in {self.commit}" if self.commit else ""
+        return f"{self.class_fq}.{self.method}: {self.detail}{where} [{self.path}:{self.line}]"
+
+
+def call_changes(base: Project, head: Project) -> list[CallChange]:
+    """Signature changes and newly passed keywords at the base's own call sites."""
+    changes: list[CallChange] = []
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is None or not head.subclasses(after):
+            continue
+        for name, method in after.record.methods.items():
+            old = before.record.methods.get(name)
+            if old is not None and old.params != method.params:
+                changes.append(CallChange(fq, name, f"signature {old.signature()} -> "
+                                          f"{method.signature()}", after.file.path,
+                                          method.def_line))
+            old_keywords: dict[str, set[str]] = {}
+            for call in old.calls if old is not None else ():
+                old_keywords.setdefault(call.name, set()).update(call.keywords)
+            for call in method.calls:
+                if call.receiver not in ("self", "cls", "super"):
+                    continue
+                added = [k for k in call.keywords if k not in old_keywords.get(call.name, set())]
+                if added and call.name in old_keywords:
+                    changes.append(CallChange(
+                        fq, call.name,
+                        f"{after.name}.{name} now passes " + ", ".join(f"{k}=" for k in added),
+                        after.file.path, call.line,
+                    ))
+    return changes
+
+
 def _attribute(
     changes: list[HookChange], history: HistoryIndex | None, rev_range: str | None
 ) -> list[HookChange]:
@@ -157,10 +203,20 @@ def run_gate(
     contracts = workspace.load_contracts(options.contracts)
     history = HistoryIndex(repo) if rev_range else None
     changes = _attribute(hook_changes(base_project, head_project), history, rev_range)
+    signature_changes = call_changes(base_project, head_project)
+    if rev_range is not None:
+        signature_changes = [
+            replace(c, commit=repo.last_commit(rev_range, c.path)) for c in signature_changes
+        ]
     before = run_rules(base_project, config, contracts, None, select=options.select)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select)
     known = {f.fingerprint for f in before}
     new = [f for f in after if f.fingerprint not in known]
+    for finding in new:
+        causes = [c.describe() for c in signature_changes if c.method == finding.hook]
+        if causes and finding.rule == "signature-drift":
+            finding.evidence["caused_by"] = causes
+            finding.message += f" (caused by: {causes[0]})"
     base_errors = {(e.path, e.message) for e in input_errors(base_project)}
     errors = [e for e in input_errors(head_project) if (e.path, e.message) not in base_errors]
     notes: list[str] = []
@@ -172,6 +228,7 @@ def run_gate(
         base=base_sha,
         head=head_sha,
         changes=changes,
+        call_changes=signature_changes,
         findings=new,
         errors=errors,
         notes=notes,

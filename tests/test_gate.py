@@ -153,3 +153,25 @@ def test_incident_fixture_gate(tmp_path: Path) -> None:
     symbols = {f["symbol"].rsplit(".", 2)[-2:][1] for f in json.loads(proc.stdout)["findings"]
                if f["rule"] == "stale-override"}
     assert symbols == {"_build_pool_mapping_tensors"}
+
+
+def test_new_keyword_at_base_call_site_is_drift_with_its_cause(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    base = ("class Manager:\n    def lookup(self, ids):\n        return self.fetch(ids, pool=0)\n\n"
+            "    def fetch(self, ids, *, pool=0):\n        return ids\n")
+    child = ("from core.manager import Manager\n\nclass Sparse(Manager):\n"
+             "    def fetch(self, ids, *, pool=0):\n        return []\n")
+    repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": base,
+                                "plugins/__init__.py": "", "plugins/sparse.py": child})
+    grown = base.replace("fetch(ids, pool=0)", "fetch(ids, pool=0, scale=2)").replace(
+        "*, pool=0)", "*, pool=0, scale=1)")
+    repo.commit("Pass scale to fetch", {"core/manager.py": grown})
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 1
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["rule"] == "signature-drift" and finding["path"] == "plugins/sparse.py"
+    causes = finding["evidence"]["caused_by"]
+    assert any("Manager.lookup now passes scale=" in c and "Pass scale to fetch" in c
+               for c in causes)

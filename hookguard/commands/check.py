@@ -29,6 +29,7 @@ def run_check(args: argparse.Namespace) -> int:
         what = f"renamed to {change.new}" if change.new else "removed"
         when = f"in {change.short} ({change.subject})" if change.short else f"({change.subject})"
         notes.append(f"hook change: {change.class_fq}.{change.old} {what} {when} [{change.path}]")
+    notes.extend(f"hook change: {change.describe()}" for change in result.call_changes)
     scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
     summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
     summary = summary.replace("hookguard:", f"hookguard check ({scope}): new", 1)

@@ -125,6 +125,14 @@ class Repo:
             pos += size + 1
         return blobs
 
+    def last_commit(self, rev_range: str, path: str) -> str:
+        """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""
+        try:
+            out = self.git("log", "-1", "--format=%h (%s)", rev_range, "--", path)
+        except GitError:
+            return ""
+        return out.decode(errors="replace").strip()
+
     def commit_subject(self, rev: str) -> tuple[str, str]:
         """(short sha, subject) of a commit."""
         out = self.git("show", "-s", "--format=%h%x00%s", rev).decode(errors="replace")
