@@ -9,8 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from runtime_support import CONTRACTS  # noqa: E402  (also puts fixtures/kv_cache on sys.path)
-
+from runtime_support import CONTRACTS
 
 
 @pytest.fixture

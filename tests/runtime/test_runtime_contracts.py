@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CONTRACTS, ROOT
+from runtime_support import CONTRACTS, ROOT
 
 from hookguard.contracts import (
     ContractError,
@@ -156,7 +156,8 @@ def test_dtype_aliases_are_normalised() -> None:
 def test_bad_invariant_expressions(tmp_path: Path, expression: str, words: str) -> None:
     text = GOOD.replace(
         'renamed_from = ["_old_hook"]\n',
-        f'renamed_from = ["_old_hook"]\ninvariants = [\n    "mapping.shape[0] > 0",\n    {expression!r},\n]\n',
+        'renamed_from = ["_old_hook"]\ninvariants = [\n    "mapping.shape[0] > 0",\n'
+        f"    {expression!r},\n]\n",
     )
     error = _error(text, tmp_path)
     assert error.line == 7  # the bad item of the multi-line array

@@ -9,8 +9,8 @@ from typing import Any
 import kv_cache_fixture as kvf
 import pytest
 import torch
-from conftest import CUDA_REASON
 from kv_cache_fixture.manager import KVCacheManagerV2
+from runtime_support import CUDA_REASON
 
 from hookguard.contracts import HookContract
 from hookguard.runtime import ContractViolation, enforce, verify
@@ -34,7 +34,7 @@ def count_syncs(func: Callable[[], Any]) -> int:
             func()
         finally:
             torch.cuda.set_sync_debug_mode("default")
-    return sum("synchroniz" in str(w.message) for w in caught)
+    return sum("called a synchronizing" in str(w.message) for w in caught)
 
 
 def test_fixture_runs_on_the_device(fixture_contracts: list[HookContract]) -> None:
@@ -80,8 +80,9 @@ def test_value_checks_synchronise_once_per_hook_call(
         assert count_syncs(hook) == bare
     with enforce(fixture_contracts, values=True):
         assert count_syncs(hook) == bare + 1
+    assert bare == 0
     # and a failing value check is found through that one transfer
-    manager._device_copy_idx_staging[3] = 1
+    manager._device_copy_idx_staging[2] = 1
     manager._device_block_positions[0] = 5
     compiled = CompiledContract(fixture_contracts[0])
     found: list[Any] = []
@@ -155,10 +156,12 @@ def test_every_variant_on_cuda_through_enforce(fixture_contracts: list[HookContr
         kvf.WrongDeviceM3KVCacheManagerV2: ["device"],
     }
     for cls, kinds in expected.items():
-        with enforce(fixture_contracts, mode="warn", values=True) as enforcer:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cls(enable_swa_scratch_reuse=True)
+        with (
+            enforce(fixture_contracts, mode="warn", values=True) as enforcer,
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")
+            cls(enable_swa_scratch_reuse=True)
         assert [v.kind for e in enforcer.history for v in e.violations] == kinds, cls
     with enforce(fixture_contracts), pytest.raises(ContractViolation) as info:
         kvf.StaleM3KVCacheManagerV2()

@@ -1,4 +1,4 @@
-"""The pytest plugin, run in a subprocess through pytester: --hookguard-contracts and the fixture."""
+"""The pytest plugin in a subprocess (pytester): --hookguard-contracts and the fixture."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import textwrap
 
 import pytest
-from conftest import CONTRACTS, FIXTURES, ROOT
+from runtime_support import CONTRACTS, FIXTURES, ROOT
 
 # The plugin is an entry point once hookguard is installed; on a bare checkout (PYTHONPATH=.) it
 # is not. Block the entry point and load the module by name: the same in both cases.
