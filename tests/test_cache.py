@@ -75,5 +75,5 @@ def test_foreign_version_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(cache_module, "__version__", "9.9.9")
     result = audit([root])
-    assert any("cache from hookguard" in note for note in result.notes)
+    assert any("cache from hookguard 0.1.0" in note for note in result.notes)
     assert result.stats.parsed == 1

@@ -32,6 +32,16 @@ RecordKey = tuple[str, str, str]  # (content key, path, module)
 StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
 
 
+def _schema_digest() -> str:
+    """Changes whenever the record layout or the extractor changes, so stale records go."""
+    from hookguard.model import extract, records
+
+    digest = hashlib.sha1()
+    for module in (records, extract):
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def _user_key() -> bytes | None:
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hookguard"
     path = base / "cache-key"
@@ -56,7 +66,7 @@ class RecordCache:
     def __init__(self, directory: Path, config_digest: str) -> None:
         self.directory = directory
         self.file = directory / f"records-{config_digest}.pickle"
-        self.stamp = f"{__version__}:{config_digest}"
+        self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
         self.warnings: list[str] = []
         self._records: dict[RecordKey, FileRecord] = {}
         self._stats: dict[str, StatEntry] = {}
