@@ -32,6 +32,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,8 +52,9 @@ BIN = Path(sys.executable).parent
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com",
        "-c", "commit.gpgsign=false"]
 CACHE_DIR = ".hookguard_cache"
-PEER_SLOW_S = 120.0  # a peer run slower than this is not repeated
-PYLINT_SKIP_S = 300.0  # skip pylint on a checkout where it is projected to take longer
+PEER_SLOW_S = 60.0  # a peer run slower than this is not repeated
+PEER_SKIP_S = 300.0  # skip a peer on a checkout where it is projected to take longer
+SLOW_S = 60.0  # a hookguard scenario whose first run is slower than this is not repeated
 LARGE = 20000  # checkouts this large get --reps-large repetitions
 
 
@@ -60,13 +62,14 @@ LARGE = 20000  # checkouts this large get --reps-large repetitions
 @dataclass
 class Sample:
     wall: float
+    cpu: float  # user + system seconds of the process tree
     rss_mib: float
     rc: int
     stdout: str = ""
     stderr: str = ""
 
 
-def measure(cmd: Sequence[str], cwd: Path, timeout: float = 900.0) -> Sample:
+def measure(cmd: Sequence[str], cwd: Path, timeout: float = 600.0) -> Sample:
     """Run ``cmd``; wall time and peak RSS (MiB, largest process of its tree) from ``wait4``."""
     env = dict(os.environ, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -76,6 +79,10 @@ def measure(cmd: Sequence[str], cwd: Path, timeout: float = 900.0) -> Sample:
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
         finally:
             timer.cancel()
         wall = time.perf_counter() - started
@@ -84,6 +91,7 @@ def measure(cmd: Sequence[str], cwd: Path, timeout: float = 900.0) -> Sample:
         err.seek(0)
         return Sample(
             wall=wall,
+            cpu=usage.ru_utime + usage.ru_stime,
             rss_mib=usage.ru_maxrss / 1024,  # KiB on Linux
             rc=proc.returncode,
             stdout=out.read().decode("utf-8", "replace"),
@@ -97,6 +105,7 @@ class Row:
     scenario: str
     files: int
     samples: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
     rss_mib: float = 0.0
     note: str = ""
     kind: str = "hookguard"  # or the peer's name
@@ -107,6 +116,7 @@ class Row:
 
     def add(self, sample: Sample) -> None:
         self.samples.append(sample.wall)
+        self.cpu.append(sample.cpu)
         self.rss_mib = max(self.rss_mib, sample.rss_mib)
 
 
@@ -215,9 +225,15 @@ def audit_cmd(target: str) -> list[str]:
     return hookguard_cmd("audit", target, "--format", "json", "--exit-zero")
 
 
-def _check_ok(sample: Sample, what: str) -> None:
+def _ok(row: Row, sample: Sample) -> bool:
+    """Record ``sample`` in ``row`` if the command succeeded; otherwise note the failure."""
     if sample.rc != 0:
-        raise RuntimeError(f"{what} exited {sample.rc}: {sample.stderr.strip()[-2000:]}")
+        tail = sample.stderr.strip().splitlines()[-1:] or [""]
+        row.note = f"failed: exit {sample.rc}: {tail[0][:160]}"
+        log(f"{row.checkout}: {row.scenario}: {row.note}")
+        return False
+    row.add(sample)
+    return True
 
 
 def _drop_cache(co: Checkout) -> None:
@@ -234,6 +250,16 @@ def _restore(co: Checkout, rel: str) -> None:
     _git(co.repo, "checkout", "-q", "--", rel)
 
 
+def _enough(row: Row, reps: int) -> bool:
+    """Stop repeating a scenario after ``reps`` runs, or after one run slower than SLOW_S."""
+    if len(row.samples) >= reps:
+        return True
+    if row.samples and row.samples[0] > SLOW_S:
+        row.note = row.note or f"1 run: over {SLOW_S:.0f}s"
+        return True
+    return False
+
+
 def _unavailable(sample: Sample) -> str | None:
     if sample.rc == 2:
         first = (sample.stderr.strip().splitlines() or ["usage error"])[-1]
@@ -248,13 +274,18 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
 
     row = Row(label, "audit, cold", n)
     for i in range(reps):
+        if _enough(row, reps):
+            break
         _drop_cache(co)
         sample = measure(audit_cmd(co.target), co.repo)
-        _check_ok(sample, "hookguard audit")
-        row.add(sample)
+        if not _ok(row, sample):
+            break
         log(f"{label}: cold audit {i + 1}/{reps}: {sample.wall:.2f}s {sample.rss_mib:.0f} MiB")
         if i == 0:
-            found = json.loads(sample.stdout).get("findings", [])
+            try:
+                found = json.loads(sample.stdout).get("findings", [])
+            except ValueError:
+                found = []
             if co.base_edit_is_method:
                 planted = any(synth.PLANTED_CLASS in f.get("symbol", "") for f in found)
                 notes.append(f"{label}: planted rename reported: "
@@ -266,29 +297,33 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
     measure(audit_cmd(co.target), co.repo)  # settle the cache after the last cold run
     row = Row(label, "audit, warm, nothing changed", n)
     for _ in range(reps):
-        sample = measure(audit_cmd(co.target), co.repo)
-        _check_ok(sample, "hookguard audit")
-        row.add(sample)
-    log(f"{label}: warm audit {row.median:.2f}s")
+        if _enough(row, reps):
+            break
+        if not _ok(row, measure(audit_cmd(co.target), co.repo)):
+            break
+    log(f"{label}: warm audit {_fmt(row.median)}s")
     rows.append(row)
 
     row = Row(label, "audit, warm, 1 base file edited", n)
     for i in range(reps):
+        if _enough(row, reps):
+            break
         if co.base_edit_is_method:  # the file ends inside its last class: add a hook to it
             text = f"\n    def _bench_hook_{i}(self, value=None):\n        return value\n"
         else:
             text = f"\n\ndef _bench_edit_{i}():\n    return {i}\n"
         _append(co, co.base_file, text)
-        sample = measure(audit_cmd(co.target), co.repo)
-        _check_ok(sample, "hookguard audit")
-        row.add(sample)
+        if not _ok(row, measure(audit_cmd(co.target), co.repo)):
+            break
     _restore(co, co.base_file)
     measure(audit_cmd(co.target), co.repo)
-    log(f"{label}: base-edit audit {row.median:.2f}s")
+    log(f"{label}: base-edit audit {_fmt(row.median)}s")
     rows.append(row)
 
     row = Row(label, "pre-commit: check --staged, 1 staged file", n)
     for i in range(reps):
+        if _enough(row, reps):
+            break
         _append(co, co.leaf_file, f"\n\ndef _bench_staged_{i}():\n    return {i}\n")
         _git(co.repo, "add", "--", co.leaf_file)
         sample = measure(hookguard_cmd("check", "--staged", "--format", "json", "--exit-zero"),
@@ -298,13 +333,15 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
         if missing:
             row.note = missing
             break
-        _check_ok(sample, "hookguard check --staged")
-        row.add(sample)
+        if not _ok(row, sample):
+            break
     log(f"{label}: check --staged {row.note or f'{row.median:.2f}s'}")
     rows.append(row)
 
     row = Row(label, "check --base HEAD~1, 1-file diff", n)
     for _ in range(reps):
+        if _enough(row, reps):
+            break
         sample = measure(
             hookguard_cmd("check", "--base", "HEAD~1", "--format", "json", "--exit-zero"),
             co.repo)
@@ -312,8 +349,8 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
         if missing:
             row.note = missing
             break
-        _check_ok(sample, "hookguard check --base")
-        row.add(sample)
+        if not _ok(row, sample):
+            break
     log(f"{label}: check --base {row.note or f'{row.median:.2f}s'}")
     rows.append(row)
 
@@ -382,11 +419,11 @@ def run_peers(
         if peer in skip:
             row.note = skip[peer]
             continue
-        if peer == "pylint" and peer in per_file:
+        if peer in per_file:
             projected = per_file[peer] * co.files
-            if projected > PYLINT_SKIP_S:
+            if projected > PEER_SKIP_S:
                 row.note = (f"skipped: projected {projected:.0f}s "
-                            f"(> {PYLINT_SKIP_S:.0f}s) from the smaller checkout")
+                            f"(> {PEER_SKIP_S:.0f}s) from the smaller checkout")
                 continue
         n = 1 if peer == "pyright" else reps
         for i in range(n):
@@ -466,8 +503,8 @@ def report(rows: list[Row], notes: list[str], info: dict[str, str], argv: Sequen
     out.append("Machine: " + "; ".join(f"{k}: {v}" for k, v in info.items()))
     out.append("")
     out.append("| checkout | scenario | files | median s | spread (min-max) s | s per 1k files "
-               "| peak RSS MiB | ratio vs mypy | ratio vs pylint |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+               "| median CPU s | peak RSS MiB | ratio vs mypy | ratio vs pylint |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     peers: dict[tuple[str, str], float] = {}
     for row in rows:
         if row.kind != "hookguard" and row.median is not None:
@@ -489,6 +526,7 @@ def report(rows: list[Row], notes: list[str], info: dict[str, str], argv: Sequen
         out.append(
             f"| {row.checkout} | {scenario} | {row.files} | {_fmt(med)} | {spread} | "
             f"{_fmt(med / row.files * 1000 if med is not None else None, 3)} | "
+            f"{_fmt(statistics.median(row.cpu) if row.cpu else None)} | "
             f"{_fmt(row.rss_mib if row.samples else None, 0)} | {ratios[0]} | {ratios[1]} |"
         )
     out.append("")
@@ -580,6 +618,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="seconds before a peer run is killed (default 900)")
     parser.add_argument("--workdir", type=Path,
                         default=Path(tempfile.gettempdir()) / "hookguard-bench")
+    parser.add_argument("--pyright-synthetic", action="store_true",
+                        help="also run pyright on the synthetic checkouts (slow)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the raw results here")
     args = parser.parse_args(argv)
@@ -595,29 +635,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown peer {peer!r} (known: {', '.join(PEER_LABEL)})")
     args.workdir.mkdir(parents=True, exist_ok=True)
 
+    import hookguard
+
     info = machine()
+    info["hookguard source"] = str(Path(hookguard.__file__).parent)
+    load_before = os.getloadavg()
     rows: list[Row] = []
     notes: list[str] = []
-    per_file: dict[str, float] = {}
     started = time.perf_counter()
-    for size in sorted(sizes):
-        co = synthetic(args.workdir, size, args.seed)
-        n = args.reps_large if co.files >= LARGE else reps
-        run_hookguard(co, n, rows, notes)
-        skip: dict[str, str] = {}
-        if args.quick:
-            skip["pyright"] = "skipped (--quick)"
-            if size > 500:
-                skip["pylint"] = "skipped (--quick)"
-        run_peers(co, peers, n, rows, per_file, skip, args.peer_timeout)
-    for path in args.real:
-        co = real(args.workdir, path)
-        run_hookguard(co, reps, rows, notes)
-        skip = {"pyright": "skipped (--quick)"} if args.quick else {}
-        run_peers(co, peers, reps, rows, {}, skip, args.peer_timeout)
-    notes.append(f"benchmark wall time: {time.perf_counter() - started:.0f}s")
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _run_all(args, sizes, reps, peers, rows, notes)
+    except KeyboardInterrupt:
+        notes.append("INTERRUPTED: partial results")
+    notes.append(f"benchmark wall time: {time.perf_counter() - started:.0f}s; load average "
+                 f"(1/5/15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "
+                 f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    notes.append(f"a hookguard scenario whose first run takes over {SLOW_S:.0f}s is not repeated")
+    notes.append(f"peers: a run over {PEER_SLOW_S:.0f}s is not repeated; a peer projected "
+                 f"(from the previous size) over {PEER_SKIP_S:.0f}s is skipped")
     notes.append("cold = the checkout's .hookguard_cache deleted; files are in the OS page cache "
                  "(every tool gets the same warm disk cache)")
+    notes.append("median CPU s = user + system time of the process tree (all cores): less "
+                 "sensitive than wall time to other load on the machine")
     notes.append("peak RSS = ru_maxrss of the process tree from wait4: the largest single "
                  "process (hookguard's parser workers included), not the sum")
     text = report(rows, notes, info, raw_argv)
@@ -626,6 +666,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.write_text(json.dumps(
             {"machine": info, "rows": [asdict(r) for r in rows], "notes": notes}, indent=2))
     return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run_all(
+    args: argparse.Namespace,
+    sizes: list[int],
+    reps: int,
+    peers: list[str],
+    rows: list[Row],
+    notes: list[str],
+) -> None:
+    for path in args.real:
+        co = real(args.workdir, path)
+        run_hookguard(co, reps, rows, notes)
+        run_peers(co, peers, reps, rows, {}, {"pyright": "skipped (--quick)"} if args.quick
+                  else {}, args.peer_timeout)
+    per_file: dict[str, float] = {}
+    for size in sorted(sizes):
+        co = synthetic(args.workdir, size, args.seed)
+        n = args.reps_large if co.files >= LARGE else reps
+        run_hookguard(co, n, rows, notes)
+        skip: dict[str, str] = {}
+        if not args.pyright_synthetic:
+            skip["pyright"] = "skipped on synthetic checkouts (--pyright-synthetic to run)"
+        if args.quick and size > 500:
+            skip["pylint"] = "skipped (--quick)"
+        run_peers(co, peers, n, rows, per_file, skip, args.peer_timeout)
 
 
 if __name__ == "__main__":
