@@ -117,6 +117,39 @@ def test_incident_diff_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
     assert applied.returncode == 0, applied.stderr
 
 
+def cli_has_fix() -> bool:
+    from hookguard.cli import build_parser
+
+    try:
+        build_parser().parse_args(["fix", "--diff"])
+    except SystemExit:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not cli_has_fix(), reason="the fix subcommand is not wired into the cli yet")
+def test_cli_fix_then_clean_second_run(tmp_path: Path) -> None:
+    repo = build.build_kvcache_repo(tmp_path / "kv")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hookguard.cli", "fix", *args], cwd=repo,
+                              capture_output=True, text=True)
+
+    before = snapshot(repo)
+    dry = cli("--diff", "--no-cache")
+    assert dry.returncode == 1, dry.stderr
+    assert "+    def _prepare_page_table_tensor(self)" in dry.stdout
+    assert snapshot(repo) == before
+    first = cli()
+    assert first.returncode == 1, first.stderr
+    assert f"{M3}:68: fixed HG001: renamed" in first.stdout
+    after = snapshot(repo)
+    assert after[M3] != before[M3]
+    second = cli()
+    assert "fixed" not in second.stdout
+    assert snapshot(repo) == after
+
+
 # -- refusals ----------------------------------------------------------------------------------
 BASE_V1 = """
 class Base:
@@ -195,22 +228,65 @@ def test_refusals_do_not_stop_other_fixes(tmp_path: Path) -> None:
     assert "teardown" not in text
 
 
-def test_rename_refused_when_another_class_calls_the_old_name(tmp_path: Path) -> None:
+GRAND = """
+from pkg.child import Child
+
+
+class Grand(Child):
+    def setup(self):  # overrides Child.setup, so it is stale too once Child's is renamed
+        super().setup()
+
+    def close(self):
+        self.setup()
+
+
+class Leaf(Grand):
+    def reset(self):
+        return self.setup()
+"""
+
+
+def test_rename_carries_descendants_along(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
-    grandchild = (
-        "from pkg.child import Child\n\n\nclass Grand(Child):\n"
-        "    def close(self):\n        self.setup()\n"
-    )
     repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": CHILD,
-                         "pkg/grand.py": grandchild})
+                         "pkg/grand.py": GRAND})
     repo.commit("Rename", {"pkg/base.py": BASE_V2})
-    findings = [f for f in audit([repo.root], Options(use_cache=False)).findings
-                if f.symbol.endswith(".setup")]
-    report = fix_findings(repo.root, findings)
-    (outcome,) = report.outcomes
+    result = audit([repo.root], Options(use_cache=False))
+    findings = [f for f in result.findings if f.symbol.endswith(".setup")]
+    assert [f.symbol for f in findings] == ["pkg.child.Child.setup"]
+    # Without the project model the fixer cannot see the subclasses: it refuses.
+    (outcome,) = fix_findings(repo.root, findings, write=False).outcomes
     assert outcome.status == "refused"
-    assert "Grand also calls self.setup" in outcome.message
-    assert not any(f.changed for f in report.files)
+    assert "Grand, Leaf also call self.setup" in outcome.message
+    # With it, the subclass's override and every descendant's references follow.
+    report = fix_findings(repo.root, findings, project=result.project)
+    assert [o.render() for o in report.outcomes] == [
+        "pkg/child.py:5: fixed HG001: renamed Child.setup to prepare",
+        "pkg/grand.py:5: fixed HG001: renamed Grand.setup to prepare and 2 references in Grand: "
+        "it overrides Child.setup, renamed with it",
+        "pkg/grand.py:12: fixed HG001: renamed 1 reference to Child.setup in Leaf to prepare",
+    ]
+    assert (repo.root / "pkg/grand.py").read_text() == GRAND.lstrip("\n").replace(
+        "setup", "prepare"
+    ).replace("Child.prepare", "Child.setup")
+    assert not [s for s in stale(repo.root) if s.endswith((".setup", ".prepare"))]
+
+
+def test_a_descendant_that_cannot_follow_blocks_the_whole_rename(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "r")
+    grand = GRAND.replace("    def close(self):", "    prepare = None\n\n    def close(self):")
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": CHILD,
+                         "pkg/grand.py": grand})
+    repo.commit("Rename", {"pkg/base.py": BASE_V2})
+    before = snapshot(repo.root)
+    result = audit([repo.root], Options(use_cache=False))
+    findings = [f for f in result.findings if f.symbol.endswith(".setup")]
+    report = fix_findings(repo.root, findings, project=result.project)
+    assert [o.render() for o in report.outcomes] == [
+        "pkg/child.py:5: refused HG001: its subclass Grand (pkg/grand.py:5) cannot follow the "
+        "rename: Grand already defines prepare; merge by hand",
+    ]
+    assert snapshot(repo.root) == before
 
 
 def hand_finding(path: str, line: int, symbol: str, rule: str, **evidence: object) -> Finding:
@@ -368,6 +444,8 @@ def test_libcst_is_not_imported_by_audit() -> None:
 # -- signature drift ---------------------------------------------------------------------------
 PARAM_CASES = [
     # (signature, keyword_only, expected)
+    ("def h(self):", True, "def h(self, *, x=None, y=None):"),
+    ("def h(self, **kw):", False, "def h(self, x=None, y=None, **kw):"),
     ("def h(self, a):", True, "def h(self, a, *, x=None, y=None):"),
     ("def h(self, a):", False, "def h(self, a, x=None, y=None):"),
     ("def h(self, a, **kw):", True, "def h(self, a, *, x=None, y=None, **kw):"),
@@ -461,7 +539,7 @@ def hierarchies(draw: st.DrawFn) -> tuple[dict[str, str], str, str]:
     lines = ["from mod import Base", ""]
     classes = [f"K{i}" for i in range(draw(st.integers(1, 4)))]
     for i, cls in enumerate(classes):
-        parent = "Base"  # TODO: chained overrides need the descendant cascade
+        parent = "Base" if i == 0 or draw(st.booleans()) else classes[i - 1]
         ind = ""
         if i > 0 and draw(st.booleans()):
             ind = "    "
@@ -494,7 +572,8 @@ def test_property_fix_reparses_and_is_idempotent(
         f'[[hook]]\nclass = "mod.Base"\nmethod = "{new}"\nrenamed_from = ["{old}"]\n'
     )
     options = Options(use_cache=False, contracts=("hooks.toml",))
-    first = fix_findings(root, audit([root], options).findings)
+    result = audit([root], options)
+    first = fix_findings(root, result.findings, project=result.project)
     once = (root / "sub.py").read_bytes()
     ast.parse(once)
     assert (root / "mod.py").read_text() == files["mod.py"]
@@ -502,7 +581,8 @@ def test_property_fix_reparses_and_is_idempotent(
     left = {(f.path, f.line) for f in audit([root], options).findings}
     assert left == {(o.path, o.line) for o in first.refused}
     assert all(o.message for o in first.refused)
-    second = fix_findings(root, audit([root], options).findings)
+    result = audit([root], options)
+    second = fix_findings(root, result.findings, project=result.project)
     assert (root / "sub.py").read_bytes() == once
     assert not second.fixed
 

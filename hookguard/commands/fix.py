@@ -11,6 +11,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hookguard.engine import Options
+    from hookguard.findings import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -28,7 +33,9 @@ def run_fix(args: argparse.Namespace) -> int:
     result = audit(paths, options)
     for note in result.notes:
         print(f"hookguard: note: {note}", file=sys.stderr)
-    report = fix_findings(result.root, result.findings, write=not dry_run)
+    report = fix_findings(
+        result.root, result.findings, write=not dry_run, project=result.project
+    )
     status = sys.stderr if dry_run else sys.stdout
     if dry_run:
         sys.stdout.write(report.diff())
@@ -36,6 +43,8 @@ def run_fix(args: argparse.Namespace) -> int:
     for outcome in report.outcomes:
         print(outcome.render(dry_run=dry_run), file=status)
     changed = sum(f.changed for f in report.files)
+    if changed and not dry_run:
+        _follow_up(paths, options, result.findings, {f.path for f in report.files if f.changed})
     fixed, refused = len(report.fixed), len(report.refused)
     if report.outcomes:
         verb = "would change" if dry_run else "changed"
@@ -45,3 +54,20 @@ def run_fix(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_FINDINGS if refused else EXIT_CLEAN
+
+
+def _follow_up(
+    paths: list[Path], options: Options, before: list[Finding], changed: set[str]
+) -> None:
+    """Audit again: say what the fixed files still need (a renamed override may now be seen
+    to take the wrong parameters, or to skip state the base hook sets)."""
+    from hookguard.engine import audit
+
+    known = {f.fingerprint for f in before}
+    for finding in audit(paths, options).findings:
+        if finding.path in changed and finding.fingerprint not in known:
+            print(
+                f"{finding.path}:{finding.line}: note: now reported, {finding.code} "
+                f"{finding.rule}: {finding.message}",
+                file=sys.stderr,
+            )

@@ -8,15 +8,20 @@ import difflib
 import os
 import stat
 import tempfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from hookguard.findings import Finding
 from hookguard.fix.codemods import fix_module
-from hookguard.fix.plan import Fix, Outcome, plan_fixes
+from hookguard.fix.plan import Fix, Outcome, RenameFix, plan_fixes
+
+if TYPE_CHECKING:
+    from hookguard.model.project import Project
 
 
 @dataclass
@@ -58,22 +63,44 @@ class FixReport:
         return "".join(f.diff() for f in self.files)
 
 
-def fix_findings(root: Path, findings: Iterable[Finding], *, write: bool = True) -> FixReport:
+def fix_findings(
+    root: Path,
+    findings: Iterable[Finding],
+    *,
+    write: bool = True,
+    project: Project | None = None,
+) -> FixReport:
     """Fix what can be fixed among ``findings`` (paths relative to ``root``).
 
     Every file is parsed once and all of its fixes applied in one transform. With ``write``,
     changed files are replaced atomically; without it nothing is written (see
     :meth:`FixReport.diff`). A fix that cannot be applied safely is refused with a reason; the
-    other fixes still happen.
+    other fixes still happen. With the audit's ``project``, a rename also renames the
+    overrides and ``self`` references of the class's descendants, all or nothing.
     """
-    fixes, refused = plan_fixes(findings)
+    fixes, refused = plan_fixes(findings, project)
+    sizes = Counter(f.group for f in fixes)
+    excluded: dict[tuple[str, int, str], str] = {}
+    while True:
+        active = [f for f in fixes if f.group not in excluded]
+        by_file: dict[str, list[Fix]] = {}
+        for fix in active:
+            by_file.setdefault(fix.path, []).append(fix)
+        results = {rel: fix_file(root, rel, items) for rel, items in sorted(by_file.items())}
+        more: dict[tuple[str, int, str], str] = {}
+        for rel, (outcomes, _) in results.items():
+            for fix, outcome in zip(by_file[rel], outcomes, strict=True):
+                if outcome.status == "refused" and sizes[fix.group] > 1:
+                    more.setdefault(fix.group, _group_reason(fix, outcome))
+        if not more:
+            break
+        excluded.update(more)  # a group is all or nothing: plan again without it
     report = FixReport(outcomes=list(refused))
-    by_file: dict[str, list[Fix]] = {}
     for fix in fixes:
-        by_file.setdefault(fix.path, []).append(fix)
-    for rel, file_fixes in sorted(by_file.items()):
-        outcomes, result = fix_file(root, rel, file_fixes)
-        report.outcomes.extend(outcomes)
+        if fix.group in excluded and isinstance(fix, RenameFix) and not fix.follows:
+            report.outcomes.append(fix.outcome("refused", excluded[fix.group]))
+    for rel, (outcomes, result) in results.items():
+        report.outcomes.extend(o for o in outcomes if o.message)
         if result is None:
             continue
         report.files.append(result)
@@ -81,6 +108,16 @@ def fix_findings(root: Path, findings: Iterable[Finding], *, write: bool = True)
             write_atomic(root / rel, result.after)
     report.outcomes.sort(key=lambda o: (o.path, o.line, o.code))
     return report
+
+
+def _group_reason(fix: Fix, outcome: Outcome) -> str:
+    if not isinstance(fix, RenameFix) or not fix.follows:
+        return outcome.message
+    what = "its subclass" if not fix.refs_only else "its descendant"
+    return (
+        f"{what} {fix.cls} ({fix.path}:{fix.line}) cannot follow the rename: "
+        f"{outcome.message}"
+    )
 
 
 def fix_file(root: Path, rel: str, fixes: Sequence[Fix]) -> tuple[list[Outcome], FileResult | None]:

@@ -24,6 +24,12 @@ class _Def:
 
 
 @dataclass
+class _Target:
+    node: cst.FunctionDef | None  # None: a class's references only
+    cls: cst.ClassDef
+
+
+@dataclass
 class _ClassPlan:
     """What happens inside one class body: attribute renames and who ``self`` is."""
 
@@ -34,83 +40,100 @@ class _ClassPlan:
 
 
 class _Locator(cst.CSTVisitor):
+    """Every ``def`` and ``class`` by the line of its keyword (as ``ast`` reports it)."""
+
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
         super().__init__()
         self.defs: dict[int, list[_Def]] = {}
+        self.classes: dict[int, list[cst.ClassDef]] = {}
         self._scopes: list[cst.ClassDef | cst.FunctionDef] = []
 
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.setdefault(self._line(node), []).append(node)
         self._scopes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._scopes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        line = self.get_metadata(PositionProvider, node).start.line
         parent = self._scopes[-1] if self._scopes else None
         cls = parent if isinstance(parent, cst.ClassDef) else None
-        self.defs.setdefault(line, []).append(_Def(node, cls))
+        self.defs.setdefault(self._line(node), []).append(_Def(node, cls))
         self._scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
 
+    def locate(self, fix: Fix) -> _Target | str:
+        """The ``def`` (or, for a references-only rename, the class) ``fix`` is about."""
+        if isinstance(fix, RenameFix) and fix.refs_only:
+            for node in self.classes.get(fix.line, ()):
+                if node.name.value == fix.cls:
+                    return _Target(None, node)
+            return f"no class {fix.cls} at line {fix.line} (has the file changed since the audit?)"
+        found = [d for d in self.defs.get(fix.line, ()) if d.node.name.value == fix.method]
+        if not found:
+            return f"no def {fix.method} at line {fix.line} (has the file changed since the audit?)"
+        cls = found[0].cls
+        if cls is None or cls.name.value != fix.cls:
+            return f"{fix.method} at line {fix.line} is not a method of class {fix.cls}"
+        return _Target(found[0].node, cls)
+
 
 def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, list[Outcome]]:
-    """Apply ``fixes`` (all for this module) in one pass; one outcome per fix."""
+    """Apply ``fixes`` (all for this module) in one pass; one outcome per fix, in order."""
     wrapper = MetadataWrapper(module)
     locator = _Locator()
     wrapper.visit(locator)
     outcomes: dict[int, Outcome] = {}
     classes: dict[cst.ClassDef, _ClassPlan] = {}
-    renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]] = {}
+    renames: dict[cst.FunctionDef, RenameFix] = {}
     params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]] = {}
+    planned: dict[int, tuple[_ClassPlan, tuple[str, ...]]] = {}
 
-    targets: dict[int, _Def] = {}
+    targets: dict[int, _Target] = {}
     for index, fix in enumerate(fixes):
-        found = [d for d in locator.defs.get(fix.line, ()) if d.node.name.value == fix.method]
-        if not found:
-            outcomes[index] = fix.outcome(
-                "refused",
-                f"no def {fix.method} at line {fix.line} (has the file changed since the audit?)",
-            )
-        elif found[0].cls is None or found[0].cls.name.value != fix.cls:
-            outcomes[index] = fix.outcome(
-                "refused", f"{fix.method} at line {fix.line} is not a method of class {fix.cls}"
-            )
+        found = locator.locate(fix)
+        if isinstance(found, str):
+            outcomes[index] = fix.outcome("refused", found)
         else:
-            targets[index] = found[0]
+            targets[index] = found
     # Two overrides renamed to the same name in one class: ambiguous, refuse both.
-    wanted: dict[tuple[cst.ClassDef, str], list[str]] = {}
+    wanted: dict[tuple[cst.ClassDef, str], set[str]] = {}
     for index, target in targets.items():
         fix = fixes[index]
-        if isinstance(fix, RenameFix) and target.cls is not None:
-            wanted.setdefault((target.cls, fix.new), []).append(fix.old)
+        if isinstance(fix, RenameFix) and not fix.refs_only:
+            wanted.setdefault((target.cls, fix.new), set()).add(fix.old)
 
     for index, target in targets.items():
         fix = fixes[index]
         cls = target.cls
-        assert cls is not None
         if isinstance(fix, RenameFix):
-            olds = sorted(set(wanted[(cls, fix.new)]))
+            olds = sorted(wanted.get((cls, fix.new), ()))
             reason = _rename_refusal(cls, fix)
             if not reason and len(olds) > 1:
                 reason = (
                     f"{' and '.join(olds)} in {fix.cls} would both become {fix.new}; "
                     "merge by hand"
                 )
-            if not reason and target.node in renames:
+            plan = classes.setdefault(cls, _ClassPlan(cls.name.value))
+            if not reason and plan.renames.get(fix.old, fix.new) != fix.new:
                 reason = f"{fix.cls}.{fix.old} is already being renamed"
             if reason:
                 outcomes[index] = fix.outcome("refused", reason)
                 continue
-            plan = classes.setdefault(cls, _ClassPlan(cls.name.value))
             plan.renames[fix.old] = fix.new
             plan.receivers.update(_receivers(cls))
-            renames[target.node] = (fix, plan)
+            planned[index] = (plan, ())
+            if target.node is not None:
+                renames[target.node] = fix
         else:
+            assert target.node is not None
             add, reason = _params_to_add(target.node, fix)
             if reason:
                 outcomes[index] = fix.outcome("refused", reason)
@@ -120,44 +143,43 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
                 )
             else:
                 params.setdefault(target.node, []).append((fix, add))
+                planned[index] = (classes.setdefault(cls, _ClassPlan(cls.name.value)), add)
 
-    transformer = _Transformer(classes, renames, params)
-    new_module = wrapper.module.visit(transformer)
-    for index, fix in enumerate(fixes):
-        if index in outcomes:
-            continue
-        if isinstance(fix, RenameFix):
-            owner = renames_plan(renames, fix)
-            refs = owner.counts.get(fix.old, 0) if owner else 0
-            also = f" and {refs} reference{'s' * (refs != 1)} in {fix.cls}" if refs else ""
-            outcomes[index] = fix.outcome(
-                "fixed",
-                f"renamed {fix.cls}.{fix.old} to {fix.new}{also}{outside_note(fix.finding)}",
-            )
-        else:
-            added = next(a for f, a in _flat(params) if f is fix)
+    new_module = wrapper.module.visit(_Transformer(classes, renames, params))
+    for index, (plan, added) in planned.items():
+        fix = fixes[index]
+        if isinstance(fix, ParamsFix):
             kind = "keyword-only parameter" if fix.keyword_only else "parameter"
             outcomes[index] = fix.outcome(
                 "fixed",
                 f"added {kind}{'s' * (len(added) != 1)} "
                 f"{', '.join(f'{n}=None' for n in added)} to {fix.cls}.{fix.method}",
             )
+            continue
+        refs = plan.counts.get(fix.old, 0)
+        n_refs = f"{refs} reference{'s' * (refs != 1)}"
+        also = f" and {n_refs} in {fix.cls}" if refs else ""
+        if not fix.follows:
+            message = f"renamed {fix.cls}.{fix.old} to {fix.new}{also}{outside_note(fix.finding)}"
+        elif not fix.refs_only:
+            message = (
+                f"renamed {fix.cls}.{fix.old} to {fix.new}{also}: it overrides {fix.follows}, "
+                "renamed with it"
+            )
+        elif not refs:
+            outcomes[index] = fix.outcome("unchanged", "")
+            continue
+        elif fix.new in _class_bindings(targets[index].cls):
+            outcomes[index] = fix.outcome(
+                "refused",
+                f"{fix.cls} uses self.{fix.old} (the renamed {fix.follows}) but defines "
+                f"{fix.new} itself; merge by hand",
+            )
+            continue
+        else:
+            message = f"renamed {n_refs} to {fix.follows} in {fix.cls} to {fix.new}"
+        outcomes[index] = fix.outcome("fixed", message)
     return new_module, [outcomes[i] for i in range(len(fixes))]
-
-
-def renames_plan(
-    renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]], fix: RenameFix
-) -> _ClassPlan | None:
-    for f, plan in renames.values():
-        if f is fix:
-            return plan
-    return None
-
-
-def _flat(
-    params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]],
-) -> list[tuple[ParamsFix, tuple[str, ...]]]:
-    return [item for items in params.values() for item in items]
 
 
 # -- checks ----------------------------------------------------------------------------------
@@ -243,6 +265,10 @@ class _BodyNames(cst.CSTVisitor):
 
 def _rename_refusal(cls: cst.ClassDef, fix: RenameFix) -> str:
     bindings = _class_bindings(cls)
+    if fix.refs_only:
+        if fix.old in bindings:
+            return f"{fix.cls} binds {fix.old} in its body; rename by hand"
+        return ""
     if fix.new in bindings:
         return f"{fix.cls} already defines {fix.new}; merge by hand"
     if bindings.get(fix.old, 0) > 1:
@@ -304,7 +330,7 @@ class _Transformer(cst.CSTTransformer):
     def __init__(
         self,
         classes: dict[cst.ClassDef, _ClassPlan],
-        renames: dict[cst.FunctionDef, tuple[RenameFix, _ClassPlan]],
+        renames: dict[cst.FunctionDef, RenameFix],
         params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]],
     ) -> None:
         super().__init__()
@@ -332,7 +358,7 @@ class _Transformer(cst.CSTTransformer):
         rename = self.renames.get(original_node)
         if rename is not None:
             updated_node = updated_node.with_changes(
-                name=updated_node.name.with_changes(value=rename[0].new)
+                name=updated_node.name.with_changes(value=rename.new)
             )
         for fix, names in self.params.get(original_node, ()):
             updated_node = updated_node.with_changes(
@@ -536,4 +562,6 @@ def _insert(
 
 
 def _with_comma(element: Element, comma: cst.Comma | cst.MaybeSentinel) -> Element:
+    if isinstance(element, cst.ParamStar) and isinstance(comma, cst.MaybeSentinel):
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))  # ``*`` needs its comma
     return element.with_changes(comma=comma)

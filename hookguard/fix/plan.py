@@ -5,9 +5,12 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hookguard.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from hookguard.model.project import Project
 
 STALE = "stale-override"
 DRIFT = "signature-drift"
@@ -32,7 +35,14 @@ class Outcome:
 
 @dataclass(frozen=True)
 class RenameFix:
-    """Rename the stale override ``cls.old`` (its ``def`` on ``line``) to ``new``."""
+    """Rename the stale override ``cls.old`` (its ``def`` on ``line``) to ``new``.
+
+    A rename carries its class's descendants along (``follows`` names the class whose rename
+    they follow): a subclass's own override of ``old`` is renamed too (``refs_only`` false, its
+    ``def`` on ``line``), and every descendant's ``self.old``/``super().old`` references follow
+    (``refs_only`` true, ``line`` is then the ``class`` line). A rename and the renames that
+    follow it form one ``group``: all of them happen, or none.
+    """
 
     path: str
     line: int
@@ -40,10 +50,16 @@ class RenameFix:
     old: str
     new: str
     finding: Finding = field(compare=False, repr=False)
+    follows: str = ""  # ``Class.old`` of the rename this one follows; "" for the finding's own
+    refs_only: bool = False
 
     @property
     def method(self) -> str:
         return self.old
+
+    @property
+    def group(self) -> tuple[str, int, str]:
+        return (self.finding.path, self.finding.line, self.finding.rule)
 
     def outcome(self, status: Status, message: str) -> Outcome:
         return Outcome(self.path, self.line, self.finding.code, status, message)
@@ -60,6 +76,10 @@ class ParamsFix:
     names: tuple[str, ...]
     keyword_only: bool
     finding: Finding = field(compare=False, repr=False)
+
+    @property
+    def group(self) -> tuple[str, int, str]:
+        return (self.finding.path, self.finding.line, self.finding.rule)
 
     def outcome(self, status: Status, message: str) -> Outcome:
         return Outcome(self.path, self.line, self.finding.code, status, message)
@@ -80,8 +100,15 @@ def is_name(text: object) -> bool:
     return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
 
 
-def plan_fixes(findings: Iterable[Finding]) -> tuple[list[Fix], list[Outcome]]:
-    """Fixes for the findings that have one; a refusal for every other finding."""
+def plan_fixes(
+    findings: Iterable[Finding], project: Project | None = None
+) -> tuple[list[Fix], list[Outcome]]:
+    """Fixes for the findings that have one; a refusal for every other finding.
+
+    With the audit's ``project``, a rename carries the class's descendants along (see
+    :class:`RenameFix`); without it, only the class itself is renamed, and a rename is refused
+    when another class still calls the old name.
+    """
     fixes: list[Fix] = []
     refused: list[Outcome] = []
     seen: set[tuple[str, int, str]] = set()
@@ -97,7 +124,7 @@ def plan_fixes(findings: Iterable[Finding]) -> tuple[list[Fix], list[Outcome]]:
         cls, method = split_symbol(finding.symbol)
         fix_or_reason: Fix | str
         if finding.rule == STALE:
-            fix_or_reason = _plan_rename(finding, cls, method)
+            fix_or_reason = _plan_rename(finding, cls, method, project)
         elif finding.rule == DRIFT:
             fix_or_reason = _plan_params(finding, cls, method)
         else:
@@ -106,10 +133,32 @@ def plan_fixes(findings: Iterable[Finding]) -> tuple[list[Fix], list[Outcome]]:
             refuse(finding, fix_or_reason)
         else:
             fixes.append(fix_or_reason)
+            if isinstance(fix_or_reason, RenameFix) and project is not None:
+                fixes.extend(_followers(fix_or_reason, project))
     return fixes, refused
 
 
-def _plan_rename(finding: Finding, cls: str, method: str) -> RenameFix | str:
+def _followers(fix: RenameFix, project: Project) -> list[RenameFix]:
+    """The renames that must come with ``fix``: one per descendant of its class."""
+    info = project.classes.get(fix.finding.symbol.rsplit(".", 1)[0])
+    if info is None:
+        return []
+    follows = f"{fix.cls}.{fix.old}"
+    out: list[RenameFix] = []
+    for sub in project.descendants(info):
+        own = sub.record.methods.get(fix.old)
+        if own is not None:
+            line, refs_only = own.def_line, False
+        else:
+            line, refs_only = sub.record.line, True
+        out.append(RenameFix(sub.file.path, line, sub.record.name, fix.old, fix.new, fix.finding,
+                             follows, refs_only))
+    return out
+
+
+def _plan_rename(
+    finding: Finding, cls: str, method: str, project: Project | None = None
+) -> RenameFix | str:
     evidence = finding.evidence
     old = evidence.get("old") or method
     new = evidence.get("new")
@@ -120,7 +169,11 @@ def _plan_rename(finding: Finding, cls: str, method: str) -> RenameFix | str:
     if not (is_name(old) and is_name(new)) or old != method:
         return f"the finding does not name a method and its new name ({old!r} -> {new!r})"
     own = finding.symbol.rsplit(".", 1)[0]
-    others = [c for c in evidence.get("still_called_by") or () if c != own]
+    follow = {own}
+    info = project.classes.get(own) if project is not None else None
+    if project is not None and info is not None:
+        follow.update(d.fq for d in project.descendants(info))
+    others = [c for c in evidence.get("still_called_by") or () if c not in follow]
     if others:
         names = ", ".join(sorted(c.rsplit(".", 1)[-1] for c in others))
         return (
