@@ -73,6 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     contracts_check.add_argument("--format", choices=("auto", "rich", "plain", "json"),
                                  default="auto")
 
+    fix = commands.add_parser("fix", help="apply the mechanical fixes (renames, missing keywords)")
+    fix.add_argument("paths", nargs="*", type=Path,
+                     help="fix findings under these paths (default: the current directory)")
+    fix.add_argument("--diff", action="store_true",
+                     help="print a unified diff to stdout and write nothing")
+    fix.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    fix.add_argument("--contracts", action="append", default=[], metavar="PATH",
+                     help="contract file or directory (repeatable)")
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -96,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from hookguard.commands.hooks import run_hooks
 
             return run_hooks(args)
+        if args.command == "fix":
+            from hookguard.commands.fix import run_fix
+
+            return run_fix(args)
         if args.command == "contracts":
             from hookguard.commands.contracts import run_contracts
 
