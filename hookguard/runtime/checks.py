@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,7 +57,16 @@ def source_location(func: object) -> str:
     code = getattr(func, "__code__", None)
     if code is None:
         return "?"
-    return f"{code.co_filename}:{code.co_firstlineno}"
+    return f"{_display_path(code.co_filename)}:{code.co_firstlineno}"
+
+
+def _display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith(os.pardir) else relative
 
 
 def describe(value: object) -> str:
