@@ -677,8 +677,13 @@ class _Batch:
         for device, items in self.items.items():
             if device.type == "meta":
                 continue
-            flat = torch.cat([c.reshape(-1).to(torch.int64) for _, _, c in items])
-            host: list[int] = flat.cpu().tolist()  # the one synchronisation for this device
+            if device.type == "cpu":
+                host: list[int] = []  # host tensors: read directly, nothing to transfer
+                for _, _, c in items:
+                    host.extend(c.tolist())
+            else:
+                flat = torch.cat([c.to(torch.int64) for _, _, c in items])
+                host = flat.cpu().tolist()  # the one synchronisation for this device
             offset = 0
             for seq, pending, counts in items:
                 n = counts.numel()
