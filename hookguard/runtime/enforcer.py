@@ -31,6 +31,26 @@ from hookguard.runtime.violations import ContractViolation, ContractWarning, Vio
 __all__ = ["Enforcer", "enforce", "runtime_enabled", "verify"]
 
 _WRAPPED = "__hookguard_wrapped__"
+_ABSENT = object()  # the patched class had no attribute of its own
+
+
+def _live_init_subclass(original: Any, had_own: bool) -> tuple[Any, bool]:
+    """Skip the ``__init_subclass__`` hooks of enforcers that were uninstalled."""
+    while isinstance(original, classmethod):
+        owner = getattr(original.__func__, _WRAPPED, None)
+        if owner is None or owner.installed:
+            break
+        original, had_own = getattr(original.__func__, "__hookguard_original__")  # noqa: B009
+    return original, had_own
+
+
+def _live(func: Any) -> Any:
+    """``func`` without the pass-through wrappers of enforcers that were uninstalled."""
+    while True:
+        owner = getattr(func, _WRAPPED, None)
+        if owner is None or owner.installed:
+            return func
+        func = func.__wrapped__
 
 
 def runtime_enabled() -> bool:
@@ -95,7 +115,8 @@ class _Target:
         #: (positional parameter names after self, defaults) of the contract's hook
         self.positional: tuple[tuple[str, ...], dict[str, Any]] | None = None
         self.patched: list[tuple[type, str, Any, Any]] = []  # (cls, name, original, wrapper)
-        self.init_subclass: tuple[type, Any, bool] | None = None  # (base, original, had_own)
+        #: (base, original, had_own, the classmethod installed)
+        self.init_subclass: tuple[type, Any, bool, Any] | None = None
         self.state = _State()
 
 
@@ -209,16 +230,21 @@ class Enforcer:
         with self._lock:
             for target in self._targets:
                 for cls, name, original, wrapper in reversed(target.patched):
-                    if cls.__dict__.get(name) is wrapper:
-                        setattr(cls, name, original)
-                    # else someone wrapped on top of us: our wrapper sees installed=False
+                    if cls.__dict__.get(name) is not wrapper:
+                        continue  # someone wrapped on top of us: ours passes calls through
+                    if original is _ABSENT:
+                        delattr(cls, name)
+                    else:
+                        setattr(cls, name, _live(original))
                 target.patched.clear()
                 if target.init_subclass is not None:
-                    base, original, had_own = target.init_subclass
-                    if had_own:
-                        setattr(base, "__init_subclass__", original)  # noqa: B010
-                    elif "__init_subclass__" in base.__dict__:
-                        delattr(base, "__init_subclass__")
+                    base, original, had_own, ours = target.init_subclass
+                    if base.__dict__.get("__init_subclass__") is ours:
+                        original, had_own = _live_init_subclass(original, had_own)
+                        if had_own:
+                            setattr(base, "__init_subclass__", original)  # noqa: B010
+                        else:
+                            delattr(base, "__init_subclass__")
                     target.init_subclass = None
                 target.base = None
 
@@ -275,17 +301,25 @@ class Enforcer:
             if enforcer.installed:
                 enforcer._instrument(target, cls)
 
-        setattr(base, "__init_subclass__", classmethod(__init_subclass__))  # noqa: B010
-        target.init_subclass = (base, original, had_own)
+        setattr(__init_subclass__, _WRAPPED, self)
+        __init_subclass__.__hookguard_original__ = (original, had_own)  # type: ignore[attr-defined]
+        ours = classmethod(__init_subclass__)
+        setattr(base, "__init_subclass__", ours)  # noqa: B010
+        target.init_subclass = (base, original, had_own, ours)
 
     def _instrument(self, target: _Target, cls: type) -> None:
         method = target.contract.method
         func = cls.__dict__.get(method)
+        original: Any = func
+        if func is None and cls is target.base:
+            # the contract's class inherits the hook: wrap it there, so calls on it are checked
+            func = getattr(cls, method, None)
+            original = _ABSENT
         if func is None or not inspect.isfunction(func) or getattr(func, _WRAPPED, None) is self:
             return
         wrapper = self._wrap(target, func)
         setattr(cls, method, wrapper)
-        target.patched.append((cls, method, func, wrapper))
+        target.patched.append((cls, method, original, wrapper))
 
     def _wrap(self, target: _Target, func: Callable[..., Any]) -> Callable[..., Any]:
         enforcer = self

@@ -507,3 +507,50 @@ def test_contracts_in_the_runtime_package_do_not_import_torch_eagerly() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_out_of_order_uninstall_leaves_no_wrappers(fixture_contracts: list[HookContract]) -> None:
+    before = {cls: dict(cls.__dict__) for cls in [KVCacheManagerV2, *EXPECTED]}
+    outer = enforce(fixture_contracts)
+    inner = enforce(fixture_contracts)
+    outer.uninstall()
+    with pytest.raises(ContractViolation):  # inner still enforces, subclasses too
+        type("Later", (kvf.WrongDtypeM3KVCacheManagerV2,), {})()
+    inner.uninstall()
+    for cls, namespace in before.items():
+        assert dict(cls.__dict__) == namespace, cls
+
+
+def test_contract_class_that_inherits_the_hook() -> None:
+    class Declares:
+        def __init__(self) -> None:
+            self._hook()
+
+        def _hook(self) -> None:
+            self.ready = True
+
+    class Named(Declares):  # the contract names this class; it does not define the hook
+        pass
+
+    class Broken(Named):
+        def _hook(self) -> None:
+            self.ready = None
+
+    Named.__module__ = "inherits"
+    Named.__qualname__ = "Named"
+    (contract,) = parse_contracts(
+        '[[hook]]\nclass = "inherits.Named"\nmethod = "_hook"\n[hook.fields.ready]\ntype = "bool"\n'
+    )
+    sys.modules["inherits"] = type(sys)("inherits")
+    sys.modules["inherits"].Named = Named  # type: ignore[attr-defined]
+    try:
+        with enforce([contract]) as enforcer:
+            Named()
+            assert enforcer.checks == 1
+            with pytest.raises(ContractViolation):
+                Broken()
+            Declares()  # above the contract's class: not checked
+            assert enforcer.checks == 2
+        assert "_hook" not in Named.__dict__
+    finally:
+        del sys.modules["inherits"]
