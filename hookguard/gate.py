@@ -99,7 +99,7 @@ def hook_changes(base: Project, head: Project) -> list[HookChange]:
             changes.append(
                 HookChange(
                     class_fq=fq, old=old, new=pairs.get(old), commit="", short="", subject="",
-                    path=after.file.path,
+                    path=after.file.path, was_called=old in before.record.self_refs,
                 )
             )
     return changes
@@ -155,15 +155,12 @@ def _attribute(
 ) -> list[HookChange]:
     """Name the commit in the range that made each change (staged changes have none)."""
     if history is None or rev_range is None:
-        return [
-            HookChange(c.class_fq, c.old, c.new, "", "", STAGED, c.path) for c in changes
-        ]
+        return [replace(c, subject=STAGED) for c in changes]
     named = []
     for change in changes:
         found = history.removal_commit(change.path, change.old, rev_range)
         sha, short, subject = found if found else ("", "", "")
-        named.append(HookChange(change.class_fq, change.old, change.new, sha, short, subject,
-                                change.path))
+        named.append(replace(change, commit=sha, short=short, subject=subject))
     return named
 
 

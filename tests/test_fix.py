@@ -154,7 +154,10 @@ def test_cli_fix_then_clean_second_run(tmp_path: Path) -> None:
 BASE_V1 = """
 class Base:
     def run(self):
-        self.setup()
+        try:
+            self.setup()
+        except RuntimeError:
+            self.on_error()
         self.teardown()
 
     def setup(self):

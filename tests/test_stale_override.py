@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,6 +68,7 @@ BASE_V1 = """
 class Base:
     def run(self):
         self.setup()
+        self.teardown()
 
     def setup(self):
         pass
@@ -77,6 +80,7 @@ BASE_V2_RENAMED = """
 class Base:
     def run(self):
         self.prepare()
+        self.teardown()
 
     def prepare(self):
         pass
@@ -372,3 +376,92 @@ def test_computed_name_lookup_on_self_only_covers_that_family(tmp_path: Path) ->
     # Logging.on_start is found by Dispatcher's computed lookup: a warning, not an error.
     assert found["mod.Logging.on_start"].severity is Severity.WARNING
     assert found["mod.Child.on_step"].severity is Severity.ERROR
+
+
+# -- lessons from real checkouts (docs/validation.md) ----------------------------------------
+def test_removed_api_method_the_base_never_called_is_not_stale(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    base = "class Pipe:\n    def run(self):\n        pass\n\n    def enable_tiling(self):\n" \
+           "        pass\n"
+    child = "from pkg.base import Pipe\n\nclass MyPipe(Pipe):\n    def enable_tiling(self):\n" \
+            "        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/child.py": child})
+    repo.commit("Drop enable_tiling", {"pkg/base.py": "class Pipe:\n    def run(self):\n"
+                                                      "        pass\n"})
+    assert stale(run(repo.root)) == {}
+
+
+def test_method_written_after_the_hook_was_removed_reuses_the_name(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1,
+                         "pkg/child.py": "from pkg.base import Base\n\nclass Child(Base):\n"
+                                         "    pass\n"})
+    repo.commit("Drop teardown", {"pkg/base.py": BASE_V1.replace(
+        "        self.teardown()\n", "").replace("    def teardown(self):\n        pass\n", "")})
+    os.environ["GIT_COMMITTER_DATE"] = time.strftime("%Y-%m-%dT%H:%M:%S",
+                                                     time.gmtime(time.time() + 3600))
+    try:
+        repo.commit("Add a close helper named teardown", {
+            "pkg/child.py": "from pkg.base import Base\n\nclass Child(Base):\n"
+                            "    def teardown(self):\n        pass\n"})
+    finally:
+        del os.environ["GIT_COMMITTER_DATE"]
+    assert stale(run(repo.root)) == {}
+
+
+def test_test_methods_are_warnings(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    base = "class Mixin:\n    def run(self):\n        self.test_old()\n\n" \
+           "    def test_old(self):\n        pass\n"
+    child = "from pkg.base import Mixin\n\nclass TestThing(Mixin):\n" \
+            "    def test_old(self):\n        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/child.py": child})
+    repo.commit("Rename test_old", {"pkg/base.py": base.replace("test_old", "test_new")})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.severity is Severity.WARNING and "test runners" in finding.message
+
+
+def test_base_still_calling_the_name_on_self_keeps_it_live(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    child = "from pkg.base import Base\n\nclass Child(Base):\n    def setup(self):\n" \
+            "        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child})
+    renamed = BASE_V2_RENAMED.replace("        self.teardown()\n",
+                                      "        self.teardown()\n        getattr(self, 'setup',"
+                                      " None)\n")
+    repo.commit("Rename setup to prepare, keep optional setup", {"pkg/base.py": renamed})
+    assert stale(run(repo.root)) == {}
+
+
+def test_variable_getattr_makes_file_literals_live(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    child = "from pkg.base import Base\n\nclass Child(Base):\n    def setup(self):\n" \
+            "        pass\n"
+    check = "def legacy(model, val):\n    name = 'setup' if val else 'other'\n" \
+            "    return getattr(model, name, None)\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE_V1, "pkg/child.py": child,
+                         "pkg/check.py": check})
+    repo.commit("Rename setup to prepare", {"pkg/base.py": BASE_V2_RENAMED})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.severity is Severity.WARNING
+
+
+def test_pairing_is_one_to_one(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    base = ("class Base:\n    def run(self):\n        self.a()\n        self.b()\n\n"
+            "    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n")
+    child = ("from pkg.base import Base\n\nclass Child(Base):\n    def a(self):\n"
+             "        return 10\n\n    def b(self):\n        return 20\n")
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/child.py": child})
+    repo.commit("Replace a and b with setup", {"pkg/base.py": (
+        "class Base:\n    def run(self):\n        self.setup()\n\n"
+        "    def setup(self):\n        return 1\n")})
+    found = stale(run(repo.root))
+    news = [f.evidence["new"] for f in found.values()]
+    assert sorted(news, key=str) == sorted(["setup", None], key=str)

@@ -3,12 +3,14 @@
 Cost is bounded by design: one ``git log`` per ancestor *file* (never per candidate method),
 scanning ``-U0`` patches for removed ``def`` lines of the candidate names only, then one
 ``cat-file --batch`` for the before/after blobs of just the commits that removed a candidate.
+The ``git log`` calls for different files run concurrently.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from hookguard.git.repo import GitError, Repo
@@ -17,7 +19,9 @@ from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
 
 _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
-RENAME_THRESHOLD = 0.3
+_BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
+RENAME_THRESHOLD = 0.4
+_GIT_THREADS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,8 @@ class HookChange:
     short: str
     subject: str
     path: str  # the file the class lived in at that commit
+    was_called: bool = True  # the class called it on ``self`` before: it was a hook
+    when: int = 0  # commit time (seconds since the epoch); 0 when unknown
 
     @property
     def kind(self) -> str:
@@ -39,6 +45,10 @@ class HookChange:
     def describe(self) -> str:
         what = f"renamed to {self.new}" if self.new else "removed"
         return f"{what} in {self.short} ({self.subject})"
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def method_similarity(
@@ -66,24 +76,26 @@ def method_similarity(
 def pair_renames(
     before: ClassRecord, after: ClassRecord, removed: Iterable[str]
 ) -> dict[str, str | None]:
-    """For each removed method, the added method it most likely became (or None)."""
-    added = [m for name, m in after.methods.items() if name not in before.methods]
-    pairs: dict[str, str | None] = {}
+    """Pair removed methods with added ones, one to one, best matches first.
+
+    Dunder methods are never paired, and a pair needs a score of at least
+    :data:`RENAME_THRESHOLD`; everything else counts as removed.
+    """
+    olds = [before.methods[n] for n in removed if n in before.methods and not _is_dunder(n)]
+    added = [m for n, m in after.methods.items() if n not in before.methods and not _is_dunder(n)]
+    scored = sorted(
+        ((method_similarity(old, new, before, after), old.name, new.name)
+         for old in olds for new in added),
+        key=lambda item: (-item[0], item[1], item[2]),
+    )
+    pairs: dict[str, str | None] = {name: None for name in removed}
     taken: set[str] = set()
-    for name in removed:
-        old = before.methods.get(name)
-        if old is None:
-            continue
-        scored = sorted(
-            ((method_similarity(old, new, before, after), new.name) for new in added
-             if new.name not in taken),
-            reverse=True,
-        )
-        if scored and scored[0][0] >= RENAME_THRESHOLD:
-            pairs[name] = scored[0][1]
-            taken.add(scored[0][1])
-        else:
-            pairs[name] = None
+    for score, old_name, new_name in scored:
+        if score < RENAME_THRESHOLD:
+            break
+        if pairs.get(old_name) is None and new_name not in taken:
+            pairs[old_name] = new_name
+            taken.add(new_name)
     return pairs
 
 
@@ -92,6 +104,7 @@ class _Removal:
     commit: str
     short: str
     subject: str
+    when: int
     old_path: str
     new_path: str
     name: str
@@ -104,6 +117,17 @@ class HistoryIndex:
         self.repo = repo
         self.shallow = repo.is_shallow()
         self.errors: list[str] = []
+
+    def lost_methods_many(
+        self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool]]
+    ) -> dict[str, dict[tuple[str, str], HookChange]]:
+        """:meth:`lost_methods` for many files, their ``git log`` calls run concurrently."""
+        if len(requests) < 2:
+            return {path: self.lost_methods(path, wanted, module, pkg)
+                    for path, wanted, module, pkg in requests}
+        with ThreadPoolExecutor(max_workers=_GIT_THREADS) as pool:
+            results = pool.map(lambda r: (r[0], self.lost_methods(*r)), requests)
+            return dict(results)
 
     def lost_methods(
         self, path: str, wanted: Mapping[str, set[str]], module: str, is_package: bool
@@ -118,13 +142,17 @@ class HistoryIndex:
         removals = self._scan(path, names)
         if not removals:
             return {}
-        # Blobs before and after each relevant commit, in one batch.
+        # Blobs before and after each relevant commit (and the old path after a move, to tell
+        # a copy from a rename), in one batch.
         specs: list[str] = []
         for r in removals:
             specs += [f"{r.commit}^:{r.old_path}", f"{r.commit}:{r.new_path}"]
+            if r.old_path != r.new_path:
+                specs.append(f"{r.commit}:{r.old_path}")
         blobs = self.repo.read_blobs(list(dict.fromkeys(specs)))
         found: dict[tuple[str, str], HookChange] = {}
         parsed: dict[str, dict[str, ClassRecord]] = {}
+        pairings: dict[tuple[str, str], dict[str, str | None]] = {}
 
         def classes(spec: str) -> dict[str, ClassRecord]:
             if spec not in parsed:
@@ -134,6 +162,10 @@ class HistoryIndex:
             return parsed[spec]
 
         for removal in removals:  # newest first: the latest removal is the one in force
+            if removal.old_path != removal.new_path and (
+                f"{removal.commit}:{removal.old_path}" in blobs
+            ):
+                continue  # ``--follow`` stepped onto a copy: the class never lost anything
             before = classes(f"{removal.commit}^:{removal.old_path}")
             after = classes(f"{removal.commit}:{removal.new_path}")
             for qualname, candidates in wanted.items():
@@ -145,15 +177,21 @@ class HistoryIndex:
                     continue
                 if removal.name not in old_class.methods or removal.name in new_class.methods:
                     continue
-                new_name = pair_renames(old_class, new_class, [removal.name]).get(removal.name)
+                pairing = pairings.get((removal.commit, qualname))
+                if pairing is None:
+                    lost = [m for m in old_class.methods if m not in new_class.methods]
+                    pairing = pair_renames(old_class, new_class, lost)
+                    pairings[(removal.commit, qualname)] = pairing
                 found[key] = HookChange(
                     class_fq=f"{module}.{qualname}" if module else qualname,
                     old=removal.name,
-                    new=new_name,
+                    new=pairing.get(removal.name),
                     commit=removal.commit,
                     short=removal.short,
                     subject=removal.subject,
                     path=removal.new_path,
+                    was_called=removal.name in old_class.self_refs,
+                    when=removal.when,
                 )
         return found
 
@@ -165,13 +203,32 @@ class HistoryIndex:
             return removal.commit, removal.short, removal.subject
         return None
 
+    def written_after(self, path: str, start: int, end: int, when: int) -> bool:
+        """Whether every committed line of ``path[start:end]`` is newer than ``when``.
+
+        Then the method was written after the hook it seems to override had gone: a new method
+        that reuses an old name, not a forgotten override. Uncommitted lines prove nothing.
+        """
+        try:
+            out = self.repo.git("blame", "--porcelain", "-L", f"{start},{end}", "--", path)
+        except GitError:
+            return False
+        times: list[int] = []
+        commit = b""
+        for line in out.split(b"\n"):
+            if _BLAME_HEADER.match(line):
+                commit = line[:40]
+            elif line.startswith(b"committer-time ") and commit.strip(b"0"):
+                times.append(int(line.split()[1]))
+        return bool(times) and min(times) > when
+
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         follow = [] if rev_range else ["--follow"]
         revs = [rev_range] if rev_range else []
         try:
             out = self.repo.git(
                 "log", "-p", "-U0", "--no-color", "--no-ext-diff", *follow,
-                "--format=%x1e%H%x1f%h%x1f%s", *revs, "--", path,
+                "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", *revs, "--", path,
             )
         except GitError as exc:
             self.errors.append(f"{path}: history unavailable ({exc})")
@@ -181,10 +238,10 @@ class HistoryIndex:
         for chunk in out.split(b"\x1e")[1:]:
             header, _, patch = chunk.partition(b"\n")
             fields = header.split(b"\x1f")
-            if len(fields) < 3:
+            if len(fields) < 4:
                 continue
-            commit, short = fields[0].decode(), fields[1].decode()
-            subject = fields[2].decode(errors="replace")
+            commit, short, when = fields[0].decode(), fields[1].decode(), int(fields[2] or 0)
+            subject = fields[3].decode(errors="replace")
             old_path = new_path = path
             removed: list[bytes] = []
             for line in patch.split(b"\n"):
@@ -198,6 +255,6 @@ class HistoryIndex:
                     removed.append(match.group(1))
             for name in dict.fromkeys(removed):
                 removals.append(
-                    _Removal(commit, short, subject, old_path, new_path, name.decode())
+                    _Removal(commit, short, subject, when, old_path, new_path, name.decode())
                 )
         return removals

@@ -461,8 +461,13 @@ class _FileExtractor:
     # -- references -----------------------------------------------------------------------
     def _scan_references(self, tree: ast.Module) -> None:
         attr_refs = self.attr_refs
+        literals: set[str] = set()
+        dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be the name
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute):
+            if isinstance(node, ast.Constant):
+                if isinstance(node.value, str) and node.value.isidentifier():
+                    literals.add(node.value)
+            elif isinstance(node, ast.Attribute):
                 value = node.value
                 if not (
                     (isinstance(value, ast.Name) and value.id in ("self", "cls"))
@@ -486,10 +491,14 @@ class _FileExtractor:
                     continue
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     self.string_refs.add(arg.value)
+                elif isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
+                    dynamic = True
                 else:
                     prefix = _string_prefix(arg)
                     if prefix is not None:
                         self.prefix_refs.add(prefix)
+        if dynamic:
+            self.string_refs.update(literals)
 
 
 def _digest(hashes: tuple[int, ...]) -> str:

@@ -165,11 +165,13 @@ class StaleOverride(Rule):
                     wanted[ancestor.file.path][ancestor.record.qualname].add(method.name)
         if ctx.history is not None:
             lost: dict[tuple[str, str], HookChange] = {}
-            for path, per_class in wanted.items():
+            requests = [
+                (path, per_class, project.files[path].module, project.files[path].is_package)
+                for path, per_class in wanted.items()
+            ]
+            for path, changes_in_file in ctx.history.lost_methods_many(requests).items():
                 record = project.files[path]
-                for (qualname, name), change in ctx.history.lost_methods(
-                    path, per_class, record.module, record.is_package
-                ).items():
+                for (qualname, name), change in changes_in_file.items():
                     prefix = f"{record.module}." if record.module else ""
                     lost[(f"{prefix}{qualname}", name)] = change
             for info, method in candidates:
@@ -192,21 +194,39 @@ class StaleOverride(Rule):
         name = method.name
         outside = ctx.references.outside(name, ctx.family(info))
         own_users = ctx.family_self_refs(info, name)
-        severity = Severity.ERROR
+        ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
+        if any(name in a.record.self_refs for a in ancestors):
+            return None  # a base still calls it on self: the override runs
+        reasons = [outside] if outside else []
+        if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
+            reasons.append(f"a base looks up '{name}' on self by a computed name")
+        if name.startswith("test"):
+            reasons.append("test runners collect test* methods by name")
+        change = evidence.change
+        if change is not None and evidence.kind == "history" and change.when and (
+            ctx.history is not None
+            and ctx.history.written_after(info.file.path, method.line, method.end_line,
+                                          change.when)
+        ):
+            return None  # written after the hook had gone: a new method reusing the name
+        if change is not None and not change.was_called:
+            if evidence.new is None:
+                return None  # a removed API method, not a hook: callers still reach this one
+            reasons.append(f"the base never called {name} on self: an API method, not a hook")
+        severity = Severity.WARNING if reasons else Severity.ERROR
         if evidence.new is not None:
             # Renamed: if the class (or a base between) took the new name, the old one is a helper.
             if info.defines(evidence.new):
                 return None
-            if outside:
-                severity = Severity.WARNING
             fix = f"rename it to {evidence.new}"
             headline = (
                 f"{info.name}.{name} overrides a hook that no longer exists: "
                 f"{evidence.describe()}; this override never runs"
             )
         elif evidence.kind == "override-decorator":
-            if outside or own_users:
+            if own_users:
                 severity = Severity.WARNING
+                reasons.append(f"{name} is called on self in its class family")
             fix = "remove @override or override an existing hook"
             headline = f"{info.name}.{name} is not an override: {evidence.describe()}"
         else:
@@ -217,7 +237,6 @@ class StaleOverride(Rule):
                 f"{info.name}.{name} overrides a hook that was removed: "
                 f"{evidence.describe()}; nothing calls it any more"
             )
-        reasons = [r for r in [outside] if r]
         if severity is Severity.WARNING and reasons:
             headline += f" (warning only: {reasons[0]})"
         chain = self._chain(ctx, info, evidence.ancestor)
