@@ -43,6 +43,7 @@ class AuditResult:
     project: Project
     seconds: float = 0.0
     contracts: list[HookContract] = field(default_factory=list)
+    git_logs: int = 0  # ``git log`` runs for history evidence (0 when all came from the cache)
 
     @property
     def has_errors(self) -> bool:
@@ -146,7 +147,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     contracts = workspace.load_contracts(options.contracts)
     history = None
     if options.history and config.history:
-        history, note = open_history(workspace.repo)
+        history, note = open_history(workspace.repo, cache)
         if note:
             notes.append(note)
     findings = run_rules(project, config, contracts, history, select=options.select)
@@ -166,17 +167,20 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         project=project,
         seconds=time.perf_counter() - started,
         contracts=contracts,
+        git_logs=history.git_logs if history is not None else 0,
     )
 
 
-def open_history(repo: Repo | None) -> tuple[HistoryIndex | None, str | None]:
+def open_history(
+    repo: Repo | None, cache: RecordCache | None = None
+) -> tuple[HistoryIndex | None, str | None]:
     if repo is None:
         return None, "not a git checkout: history evidence skipped"
     if not repo.has_head():
         return None, "the repository has no commits yet: history evidence skipped"
     from hookguard.git.history import HistoryIndex
 
-    history = HistoryIndex(repo)
+    history = HistoryIndex(repo, cache)
     note = (
         "shallow clone: history evidence only covers the commits fetched "
         "(fetch more history, e.g. fetch-depth: 0, for complete evidence)"

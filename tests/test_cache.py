@@ -77,3 +77,24 @@ def test_foreign_version_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     result = audit([root])
     assert any("cache from hookguard 0.1.0" in note for note in result.notes)
     assert result.stats.parsed == 1
+
+
+def test_history_answers_are_cached_per_file_content(tmp_path: Path) -> None:
+    from tests.conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    base = "class Base:\n    def run(self):\n        self.setup()\n\n    def setup(self):\n" \
+           "        pass\n"
+    child = "from pkg.base import Base\n\nclass Child(Base):\n    def setup(self):\n" \
+            "        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/child.py": child})
+    repo.commit("Rename setup to prepare", {"pkg/base.py": base.replace("setup", "prepare")})
+    first = audit([repo.root])
+    assert first.git_logs >= 1 and [f.evidence["new"] for f in first.findings] == ["prepare"]
+    second = audit([repo.root])
+    assert second.git_logs == 0
+    assert [f.evidence["commit"] for f in second.findings] == [
+        f.evidence["commit"] for f in first.findings]
+    # Editing the base file asks git again (its history may have changed with it).
+    (repo.root / "pkg/base.py").write_text(base.replace("setup", "prepare") + "\n# edited\n")
+    assert audit([repo.root]).git_logs >= 1

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import extract
@@ -99,6 +100,12 @@ def pair_renames(
     return pairs
 
 
+def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str]) -> str:
+    path, wanted, module, _, content = request
+    question = sorted((q, sorted(names)) for q, names in wanted.items())
+    return f"lost:{path}:{content}:{module}:{question}"
+
+
 @dataclass(frozen=True, slots=True)
 class _Removal:
     commit: str
@@ -110,24 +117,60 @@ class _Removal:
     name: str
 
 
-class HistoryIndex:
-    """Answers "when did class X lose method m?" for many candidates with few git calls."""
+class HistoryStore(Protocol):
+    """Where answers are kept between runs (the record cache)."""
 
-    def __init__(self, repo: Repo) -> None:
+    def get_history(self, key: str) -> object | None: ...
+
+    def put_history(self, key: str, value: object) -> None: ...
+
+
+class HistoryIndex:
+    """Answers "when did class X lose method m?" for many candidates with few git calls.
+
+    Answers are stored by (file path, file content, question): a file's history only matters
+    up to its current content, so an unchanged file never runs ``git log`` again.
+    """
+
+    def __init__(self, repo: Repo, store: HistoryStore | None = None) -> None:
         self.repo = repo
+        self.store = store
         self.shallow = repo.is_shallow()
         self.errors: list[str] = []
+        self.git_logs = 0
 
     def lost_methods_many(
-        self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool]]
+        self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool, str]]
     ) -> dict[str, dict[tuple[str, str], HookChange]]:
-        """:meth:`lost_methods` for many files, their ``git log`` calls run concurrently."""
-        if len(requests) < 2:
-            return {path: self.lost_methods(path, wanted, module, pkg)
-                    for path, wanted, module, pkg in requests}
-        with ThreadPoolExecutor(max_workers=_GIT_THREADS) as pool:
-            results = pool.map(lambda r: (r[0], self.lost_methods(*r)), requests)
-            return dict(results)
+        """:meth:`lost_methods` for many files (the last item of a request is the file's
+        content key); stored answers are reused, the rest run concurrently."""
+        answers: dict[str, dict[tuple[str, str], HookChange]] = {}
+        missing: list[tuple[str, Mapping[str, set[str]], str, bool, str]] = []
+        for request in requests:
+            stored = self.store.get_history(_store_key(request)) if self.store else None
+            if isinstance(stored, dict):
+                answers[request[0]] = stored
+            else:
+                missing.append(request)
+
+        def answer(request: tuple[str, Mapping[str, set[str]], str, bool, str]) -> tuple[
+            str, dict[tuple[str, str], HookChange]
+        ]:
+            path, wanted, module, is_package, _ = request
+            return path, self.lost_methods(path, wanted, module, is_package)
+
+        if len(missing) < 2:
+            computed = [answer(r) for r in missing]
+        else:
+            with ThreadPoolExecutor(max_workers=_GIT_THREADS) as pool:
+                computed = list(pool.map(answer, missing))
+        for request, (path, found) in zip(missing, computed, strict=True):
+            answers[path] = found
+            if self.store is not None and request[4] and not any(
+                e.startswith(f"{path}:") for e in self.errors
+            ):
+                self.store.put_history(_store_key(request), found)
+        return answers
 
     def lost_methods(
         self, path: str, wanted: Mapping[str, set[str]], module: str, is_package: bool
@@ -223,6 +266,7 @@ class HistoryIndex:
         return bool(times) and min(times) > when
 
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
+        self.git_logs += 1
         follow = [] if rev_range else ["--follow"]
         revs = [rev_range] if rev_range else []
         try:

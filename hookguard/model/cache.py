@@ -71,6 +71,8 @@ class RecordCache:
         self._records: dict[RecordKey, FileRecord] = {}
         self._stats: dict[str, StatEntry] = {}
         self._used: set[RecordKey] = set()
+        self._history: dict[str, object] = {}
+        self._history_used: set[str] = set()
         self._dirty = False
         self._key = _user_key()
         if self._key is None:
@@ -98,20 +100,32 @@ class RecordCache:
             )
             return
         try:
-            stamp, records, stats = pickle.loads(payload)
+            stamp, records, stats, history = pickle.loads(payload)
         except Exception as exc:  # a signed payload that fails to load: treat as corrupt
             self.warnings.append(f"{self.file}: cache unreadable ({exc}); rebuilding")
             return
         if stamp != self.stamp:
             self.warnings.append(f"{self.file}: cache from hookguard {stamp}; rebuilding")
             return
-        self._records, self._stats = records, stats
+        self._records, self._stats, self._history = records, stats, history
 
     def get(self, key: RecordKey) -> FileRecord | None:
         record = self._records.get(key)
         if record is not None:
             self._used.add(key)
         return record
+
+    def get_history(self, key: str) -> object | None:
+        """A history answer stored under ``key`` (see :class:`HistoryIndex`), or None."""
+        value = self._history.get(key)
+        if value is not None:
+            self._history_used.add(key)
+        return value
+
+    def put_history(self, key: str, value: object) -> None:
+        self._history[key] = value
+        self._history_used.add(key)
+        self._dirty = True
 
     def stat_key(self, path: str, mtime_ns: int, size: int) -> str | None:
         entry = self._stats.get(path)
@@ -139,7 +153,10 @@ class RecordCache:
             if len(kept) >= 2 * len(self._used) + 64:
                 break
             kept.setdefault(key, record)
-        payload = pickle.dumps((self.stamp, kept, self._stats), protocol=pickle.HIGHEST_PROTOCOL)
+        history = {k: self._history[k] for k in self._history_used}
+        payload = pickle.dumps(
+            (self.stamp, kept, self._stats, history), protocol=pickle.HIGHEST_PROTOCOL
+        )
         digest = hmac.new(self._key, payload, hashlib.sha256).digest()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

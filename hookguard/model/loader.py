@@ -172,6 +172,7 @@ def _finish(
     workers: int | None,
 ) -> tuple[list[FileRecord], LoadStats]:
     for slot, job, record in zip(slots, jobs, _parse_all(jobs, workers), strict=True):
+        record.content_key = job.key
         records[slot] = record
         if cache is not None:
             cache.put((job.key, job.path, job.module), record)

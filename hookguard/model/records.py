@@ -134,5 +134,6 @@ class FileRecord:
     string_refs: frozenset[str] = frozenset()  # literal names given to getattr/hasattr/setattr
     prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
     module_names: frozenset[str] = frozenset()  # names bound at module level
+    content_key: str = ""  # git blob id of the bytes the record was built from
     error: str | None = None  # one-line parse error; the record is otherwise empty
     error_line: int = 0

@@ -166,8 +166,9 @@ class StaleOverride(Rule):
         if ctx.history is not None:
             lost: dict[tuple[str, str], HookChange] = {}
             requests = [
-                (path, per_class, project.files[path].module, project.files[path].is_package)
+                (path, per_class, record.module, record.is_package, record.content_key)
                 for path, per_class in wanted.items()
+                for record in (project.files[path],)
             ]
             for path, changes_in_file in ctx.history.lost_methods_many(requests).items():
                 record = project.files[path]
