@@ -150,3 +150,39 @@ def test_unread_inferred_field_is_a_warning(tmp_path: Path) -> None:
     """})
     (finding,) = bypass(tmp_path).values()
     assert finding.severity is Severity.WARNING
+
+
+def test_guarded_readers_and_lazy_fields_do_not_count(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        class Base:
+            def offload(self, gpu=0):
+                self._device = gpu
+                self._hooks = []
+
+            def free(self):
+                if not hasattr(self, "_hooks") or not self._hooks:
+                    return
+                return getattr(self, "_device", "cuda")
+
+            def output(self):
+                if self.cached is None:
+                    self.cached = self.compute()
+                return self.cached
+
+            def compute(self):
+                return 1
+
+            def test_output(self):
+                self.output()
+
+        class Delegating(Base):
+            def offload(self, gpu=0):
+                self.inner.offload(gpu)
+
+            def test_output(self):
+                pass
+    """})
+    (finding,) = bypass(tmp_path).values()  # only the unguarded-field warning remains
+    assert finding.symbol == "mod.Delegating.offload"
+    assert finding.severity is Severity.WARNING
+    assert {m["read_by_base"] for m in finding.evidence["missing"]} == {False}

@@ -151,12 +151,16 @@ def test_super_call_with_arguments_the_parent_rejects(tmp_path: Path) -> None:
 def test_structural_drift_warns(tmp_path: Path, base: str, override: str, expected: str) -> None:
     source = (
         "class Base:\n    " + base + ": ...\n\n"
+        "    def use(self):\n        return self.h  # a hook: the base looks it up on self\n\n"
         "class Child(Base):\n    " + override + ": ...\n"
     )
     (tmp_path / "mod.py").write_text(source)
     (finding,) = drift(tmp_path).values()
     assert finding.severity is Severity.WARNING
     assert expected in finding.message
+    # The same narrowing of a method no base calls is no hook drift.
+    (tmp_path / "mod.py").write_text(source.replace("return self.h", "return None"))
+    assert drift(tmp_path) == {}
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ class HookChange:
     short: str
     subject: str
     path: str  # the file the class lived in at that commit
-    was_called: bool = True  # the class called it on ``self`` before: it was a hook
+    was_called: bool = True  # its file called it on ``self`` before: it was a hook
     when: int = 0  # commit time (seconds since the epoch); 0 when unknown
 
     @property
@@ -233,7 +233,7 @@ class HistoryIndex:
                     short=removal.short,
                     subject=removal.subject,
                     path=removal.new_path,
-                    was_called=removal.name in old_class.self_refs,
+                    was_called=any(removal.name in c.self_refs for c in before.values()),
                     when=removal.when,
                 )
         return found

@@ -33,11 +33,12 @@ StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
 
 
 def _schema_digest() -> str:
-    """Changes whenever the record layout or the extractor changes, so stale records go."""
+    """Changes whenever records, the extractor or history answers change: stale entries go."""
+    from hookguard.git import history
     from hookguard.model import extract, records
 
     digest = hashlib.sha1()
-    for module in (records, extract):
+    for module in (records, extract, history):
         digest.update(Path(module.__file__ or "").read_bytes())
     return digest.hexdigest()[:12]
 

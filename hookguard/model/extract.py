@@ -141,6 +141,7 @@ class _MethodScanner:
         self.calls: list[CallSite] = []
         self.refs: set[str] = set()
         self.prefixes: set[str] = set()
+        self.guarded: set[str] = set()
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -234,6 +235,13 @@ class _MethodScanner:
                     and self._is_receiver(node.args[0])
                 ):
                     self._reflective(node.args[1])
+                    literal = node.args[1]
+                    if (
+                        isinstance(literal, ast.Constant)
+                        and isinstance(literal.value, str)
+                        and (node.func.id == "hasattr" or len(node.args) > 2)
+                    ):
+                        self.guarded.add(literal.value)
 
     def _reflective(self, name: ast.expr) -> None:
         """``getattr(self, ...)``: a reference that resolves within this class's family."""
@@ -448,6 +456,7 @@ class _FileExtractor:
             self_reads=frozenset(scanner.reads),
             calls=tuple(scanner.calls),
             suppressed=frozenset(suppressed),
+            guarded=frozenset(scanner.guarded),
         )
 
     def _qualify(self, dotted: str) -> str:

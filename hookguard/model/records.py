@@ -77,6 +77,7 @@ class MethodRecord:
     self_reads: frozenset[str] = frozenset()
     calls: tuple[CallSite, ...] = ()
     suppressed: frozenset[str] = frozenset()  # rules named in ``# hookguard: ignore[...]``
+    guarded: frozenset[str] = frozenset()  # ``hasattr(self, "x")``/``getattr(self, "x", d)``
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

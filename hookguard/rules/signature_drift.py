@@ -190,9 +190,16 @@ class SignatureDrift(Rule):
     ) -> Finding | None:
         if method.name in _CONSTRUCTORS or (is_dunder(method.name) and method.name != "__call__"):
             return None
+        if method.name.startswith("test"):
+            return None
         ancestor = project.defining_ancestor(info, method.name)
         if not isinstance(ancestor, ClassInfo):
             return None
+        if not any(
+            isinstance(node, ClassInfo) and method.name in node.record.self_refs
+            for node in project.ancestors(info)
+        ):
+            return None  # no base calls it: narrowing breaks no call the base makes
         base = ancestor.method(method.name)
         if base is None:
             return None
