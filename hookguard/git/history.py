@@ -1,16 +1,16 @@
 """History evidence: which methods a class once defined, and which commit removed or renamed them.
 
-Cost is bounded by design: one ``git log`` per ancestor *file* (never per candidate method),
+Cost is bounded by design: history is read for ancestor *files* (never per candidate method),
 scanning ``-U0`` patches for removed ``def`` lines of the candidate names only, then one
 ``cat-file --batch`` for the before/after blobs of just the commits that removed a candidate.
-The ``git log`` calls for different files run concurrently.
+All ancestor files share one history walk (``git log -p -U0 -M -- <files>``), with earlier
+names of renamed files included.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,7 +22,7 @@ _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 RENAME_THRESHOLD = 0.4
-_GIT_THREADS = 4
+_PATHS_PER_CALL = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,17 +153,19 @@ class HistoryIndex:
             else:
                 missing.append(request)
 
+        scanned = self._scan_many(
+            {path: set().union(*wanted.values()) for path, wanted, *_ in missing}
+        )
+
         def answer(request: tuple[str, Mapping[str, set[str]], str, bool, str]) -> tuple[
             str, dict[tuple[str, str], HookChange]
         ]:
             path, wanted, module, is_package, _ = request
-            return path, self.lost_methods(path, wanted, module, is_package)
+            return path, self.lost_methods(
+                path, wanted, module, is_package, scanned.get(path, [])
+            )
 
-        if len(missing) < 2:
-            computed = [answer(r) for r in missing]
-        else:
-            with ThreadPoolExecutor(max_workers=_GIT_THREADS) as pool:
-                computed = list(pool.map(answer, missing))
+        computed = [answer(r) for r in missing]
         for request, (path, found) in zip(missing, computed, strict=True):
             answers[path] = found
             if self.store is not None and request[4] and not any(
@@ -173,16 +175,23 @@ class HistoryIndex:
         return answers
 
     def lost_methods(
-        self, path: str, wanted: Mapping[str, set[str]], module: str, is_package: bool
+        self,
+        path: str,
+        wanted: Mapping[str, set[str]],
+        module: str,
+        is_package: bool,
+        removals: list[_Removal] | None = None,
     ) -> dict[tuple[str, str], HookChange]:
         """``wanted`` maps a class qualname in ``path`` to candidate method names.
 
         Returns ``(qualname, name) -> HookChange`` for each candidate the class really lost.
+        ``removals`` are the file's scanned removals when a batch scan already has them.
         """
         names = set().union(*wanted.values()) if wanted else set()
         if not names:
             return {}
-        removals = self._scan(path, names)
+        if removals is None:
+            removals = self._scan(path, names)
         if not removals:
             return {}
         # Blobs before and after each relevant commit (and the old path after a move, to tell
@@ -265,6 +274,61 @@ class HistoryIndex:
                 times.append(int(line.split()[1]))
         return bool(times) and min(times) > when
 
+    def _previous_names(self, paths: Iterable[str]) -> dict[str, str]:
+        """Map every earlier name of each path (through renames) to its current path."""
+        owner = {p: p for p in paths}
+        if not owner:
+            return owner
+        try:
+            out = self.repo.git("log", "-M", "--diff-filter=R", "--name-status", "-z",
+                                "--format=%x1e")
+        except GitError as exc:
+            self.errors.append(f"history: renames unavailable ({exc})")
+            return owner
+        tracking = dict(owner)
+        for chunk in out.split(b"\x1e")[1:]:  # newest first
+            fields = [f for f in chunk.strip(b"\n\0").split(b"\0") if f]
+            for index in range(0, len(fields) - 2, 3):
+                status, old, new = fields[index: index + 3]
+                if not status.startswith(b"R"):
+                    continue
+                current = tracking.pop(new.decode(errors="surrogateescape"), None)
+                if current is not None:
+                    old_name = old.decode(errors="surrogateescape")
+                    tracking[old_name] = current
+                    owner.setdefault(old_name, current)
+        return owner
+
+    def _scan_many(self, names_by_path: Mapping[str, set[str]]) -> dict[str, list[_Removal]]:
+        """Removed ``def`` lines of the wanted names in many files, in one history walk.
+
+        Earlier names of each file (found through renames) are walked too, so the history of a
+        moved base class is complete; rename commits are diffed as renames, not as deletions.
+        """
+        if not names_by_path:
+            return {}
+        owner = self._previous_names(names_by_path)
+        wanted = {n.encode() for names in names_by_path.values() for n in names}
+        found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
+        paths = sorted(owner)
+        for start in range(0, len(paths), _PATHS_PER_CALL):
+            self.git_logs += 1
+            try:
+                out = self.repo.git(
+                    "log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff",
+                    "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", "--",
+                    *paths[start: start + _PATHS_PER_CALL],
+                )
+            except GitError as exc:
+                self.errors.append(f"history unavailable ({exc}); falling back to one file "
+                                   "at a time")
+                return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
+            for removal in _parse_log(out, wanted):
+                current = owner.get(removal.new_path) or owner.get(removal.old_path)
+                if current is not None and removal.name in names_by_path[current]:
+                    found[current].append(removal)
+        return found
+
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         self.git_logs += 1
         follow = [] if rev_range else ["--follow"]
@@ -277,28 +341,28 @@ class HistoryIndex:
         except GitError as exc:
             self.errors.append(f"{path}: history unavailable ({exc})")
             return []
-        wanted = {n.encode() for n in names}
-        removals: list[_Removal] = []
-        for chunk in out.split(b"\x1e")[1:]:
-            header, _, patch = chunk.partition(b"\n")
-            fields = header.split(b"\x1f")
-            if len(fields) < 4:
+        return list(_parse_log(out, {n.encode() for n in names}))
+
+
+def _parse_log(out: bytes, wanted: set[bytes]) -> Iterator[_Removal]:
+    """Removals of ``def <wanted>`` in ``git log -p -U0`` output, newest commit first."""
+    for chunk in out.split(b"\x1e")[1:]:
+        header, _, patch = chunk.partition(b"\n")
+        fields = header.split(b"\x1f")
+        if len(fields) < 4:
+            continue
+        commit, short, when = fields[0].decode(), fields[1].decode(), int(fields[2] or 0)
+        subject = fields[3].decode(errors="replace")
+        old_path = new_path = ""
+        removed: dict[tuple[str, str, bytes], None] = {}
+        for line in patch.split(b"\n"):
+            if line.startswith(b"diff --git"):
+                match = _DIFF_HEADER.match(line)
+                if match:
+                    old_path, new_path = match.group(1).decode(), match.group(2).decode()
                 continue
-            commit, short, when = fields[0].decode(), fields[1].decode(), int(fields[2] or 0)
-            subject = fields[3].decode(errors="replace")
-            old_path = new_path = path
-            removed: list[bytes] = []
-            for line in patch.split(b"\n"):
-                if line.startswith(b"diff --git"):
-                    match = _DIFF_HEADER.match(line)
-                    if match:
-                        old_path, new_path = match.group(1).decode(), match.group(2).decode()
-                    continue
-                match = _DEF.match(line)
-                if match and match.group(1) in wanted:
-                    removed.append(match.group(1))
-            for name in dict.fromkeys(removed):
-                removals.append(
-                    _Removal(commit, short, subject, when, old_path, new_path, name.decode())
-                )
-        return removals
+            match = _DEF.match(line)
+            if match and match.group(1) in wanted:
+                removed[(old_path, new_path, match.group(1))] = None
+        for old_path, new_path, name in removed:
+            yield _Removal(commit, short, subject, when, old_path, new_path, name.decode())

@@ -29,6 +29,29 @@ _SUPPRESS = re.compile(r"#\s*hookguard:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
 MAX_BODY_LINES = 256
 
 
+def walk(root: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``root`` (itself included), in no particular order.
+
+    About twice as fast as :func:`ast.walk`: a plain stack, and expression contexts
+    (``Load``/``Store``) are skipped. This is the extractor's hot loop.
+    """
+    stack = [root]
+    pop, push, node_type = stack.pop, stack.append, ast.AST
+    while stack:
+        node = pop()
+        yield node
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push(item)
+            elif isinstance(value, node_type):
+                push(value)
+
+
 def dotted_name(node: ast.expr) -> str | None:
     """``a.b.c`` for a Name/Attribute chain; the subscripted value for ``Generic[T]``."""
     if isinstance(node, ast.Subscript):
@@ -163,7 +186,7 @@ class _MethodScanner:
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             # Nested code may never run: it references names but sets no state here.
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 self._reference(node)
             return
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -184,7 +207,7 @@ class _MethodScanner:
                         self._expr(sub, condition)
 
     def _mentions_self(self, stmt: ast.If) -> bool:
-        for node in ast.walk(stmt):
+        for node in walk(stmt.test):
             if isinstance(node, ast.Attribute) and self._is_receiver(node.value):
                 return True
             if (
@@ -217,7 +240,7 @@ class _MethodScanner:
             self.refs.add(node.attr)
 
     def _expr(self, expr: ast.expr, condition: str | None) -> None:
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Attribute):
                 if _is_super_call(node.value):
                     self.refs.add(node.attr)
@@ -472,7 +495,7 @@ class _FileExtractor:
         attr_refs = self.attr_refs
         literals: set[str] = set()
         dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be the name
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Constant):
                 if isinstance(node.value, str) and node.value.isidentifier():
                     literals.add(node.value)
