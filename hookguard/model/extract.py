@@ -153,10 +153,59 @@ def body_line_hashes(lines: list[str], start: int, end: int) -> tuple[int, ...]:
     return tuple(sorted(hashes))
 
 
+class _FileReferences:
+    """Names a file uses on receivers other than ``self``: attributes and reflective lookups."""
+
+    def __init__(self) -> None:
+        self.attrs: set[str] = set()
+        self.strings: set[str] = set()
+        self.prefixes: set[str] = set()
+        self.literals: set[str] = set()
+        self.dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be it
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):
+            value = node.value
+            if not (
+                (isinstance(value, ast.Name) and value.id in ("self", "cls"))
+                or _is_super_call(value)
+            ):
+                self.attrs.add(node.attr)
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, str) and node.value.isidentifier():
+                self.literals.add(node.value)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) else None
+            )
+            if name in _REFLECTIVE_CALLS:
+                self._reflective(name, node.args)
+
+    def _reflective(self, name: str, args: list[ast.expr]) -> None:
+        receiver = args[0]
+        if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
+            return  # resolved per class: see _MethodScanner._reflective
+        arg = args[0] if name == "methodcaller" else (args[1] if len(args) > 1 else None)
+        if arg is None:
+            return
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            self.strings.add(arg.value)
+        elif isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
+            self.dynamic = True
+        else:
+            prefix = _string_prefix(arg)
+            if prefix is not None:
+                self.prefixes.add(prefix)
+
+
 class _MethodScanner:
     """One pass over a method body: ``self`` assignments, reads and hook-relevant calls."""
 
-    def __init__(self, self_name: str | None, cls_names: frozenset[str]) -> None:
+    def __init__(
+        self, self_name: str | None, cls_names: frozenset[str], file_refs: _FileReferences
+    ) -> None:
+        self.file_refs = file_refs
         self.self_name = self_name
         self.receivers = cls_names | ({self_name} if self_name else frozenset())
         self.assigns: list[Assignment] = []
@@ -186,8 +235,10 @@ class _MethodScanner:
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             # Nested code may never run: it references names but sets no state here.
+            visit = self.file_refs.visit
             for node in walk(stmt):
                 self._reference(node)
+                visit(node)
             return
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -240,7 +291,9 @@ class _MethodScanner:
             self.refs.add(node.attr)
 
     def _expr(self, expr: ast.expr, condition: str | None) -> None:
+        visit = self.file_refs.visit
         for node in walk(expr):
+            visit(node)
             if isinstance(node, ast.Attribute):
                 if _is_super_call(node.value):
                     self.refs.add(node.attr)
@@ -327,9 +380,8 @@ class _FileExtractor:
         self.suppressed = suppressions(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
-        self.attr_refs: set[str] = set()
-        self.string_refs: set[str] = set()
-        self.prefix_refs: set[str] = set()
+        self.references = _FileReferences()
+        self.method_nodes: set[int] = set()  # ids of method defs the scanner has walked
 
     def run(self, tree: ast.Module) -> FileRecord:
         module_names: set[str] = set()
@@ -348,9 +400,10 @@ class _FileExtractor:
         record = self.record
         record.imports = self.imports
         record.star_imports = tuple(self.star_imports)
-        record.attr_refs = frozenset(self.attr_refs)
-        record.string_refs = frozenset(self.string_refs)
-        record.prefix_refs = frozenset(self.prefix_refs)
+        refs = self.references
+        record.attr_refs = frozenset(refs.attrs)
+        record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
+        record.prefix_refs = frozenset(refs.prefixes)
         record.module_names = frozenset(module_names)
         return record
 
@@ -450,8 +503,9 @@ class _FileExtractor:
         first = positional[0].name if positional and kind is not MethodKind.STATIC else None
         self_name = first if kind in (MethodKind.PLAIN, MethodKind.PROPERTY) else None
         cls_names = frozenset({first}) if kind is MethodKind.CLASS and first else frozenset()
-        scanner = _MethodScanner(self_name, cls_names)
+        scanner = _MethodScanner(self_name, cls_names, self.references)
         scanner.scan(node.body)
+        self.method_nodes.add(id(node))
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -492,45 +546,24 @@ class _FileExtractor:
 
     # -- references -----------------------------------------------------------------------
     def _scan_references(self, tree: ast.Module) -> None:
-        attr_refs = self.attr_refs
-        literals: set[str] = set()
-        dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be the name
-        for node in walk(tree):
-            if isinstance(node, ast.Constant):
-                if isinstance(node.value, str) and node.value.isidentifier():
-                    literals.add(node.value)
-            elif isinstance(node, ast.Attribute):
-                value = node.value
-                if not (
-                    (isinstance(value, ast.Name) and value.id in ("self", "cls"))
-                    or _is_super_call(value)
-                ):
-                    attr_refs.add(node.attr)
-            elif isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else (
-                    func.attr if isinstance(func, ast.Attribute) else None
-                )
-                if name not in _REFLECTIVE_CALLS or not node.args:
+        """Visit every node the method scanner has not: module code, class bodies, signatures."""
+        visit, skip = self.references.visit, self.method_nodes
+        stack: list[ast.AST] = [tree]
+        pop, push, node_type = stack.pop, stack.append, ast.AST
+        while stack:
+            node = pop()
+            visit(node)
+            scanned = id(node) in skip
+            for name in node._fields:
+                if name == "ctx" or (scanned and name == "body"):
                     continue
-                receiver = node.args[0]
-                if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
-                    continue  # resolved per class: see _MethodScanner._reflective
-                arg = node.args[0] if name == "methodcaller" else (
-                    node.args[1] if len(node.args) > 1 else None
-                )
-                if arg is None:
-                    continue
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    self.string_refs.add(arg.value)
-                elif isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
-                    dynamic = True
-                else:
-                    prefix = _string_prefix(arg)
-                    if prefix is not None:
-                        self.prefix_refs.add(prefix)
-        if dynamic:
-            self.string_refs.update(literals)
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            push(item)
+                elif isinstance(value, node_type):
+                    push(value)
 
 
 def _digest(hashes: tuple[int, ...]) -> str:
