@@ -1,5 +1,8 @@
 """Compact, picklable per-file records: the whole static model is built from these.
 
+The leaves (parameters, call sites, assignments) are named tuples: they are created and
+unpickled by the hundred thousand, and tuples are the cheapest objects Python has for that.
+
 A record holds what the rules need and nothing of the syntax tree, so records can be cached by
 content hash, shipped between processes and merged into a :class:`~hookguard.model.project.Project`.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 
 class MethodKind(str, Enum):
@@ -25,8 +29,7 @@ class ParamKind(str, Enum):
     VAR_KEYWORD = "var-keyword"
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(NamedTuple):
     name: str
     kind: ParamKind
     has_default: bool
@@ -35,9 +38,11 @@ class Param:
         prefix = {ParamKind.VAR_POSITIONAL: "*", ParamKind.VAR_KEYWORD: "**"}.get(self.kind, "")
         return f"{prefix}{self.name}{'=...' if self.has_default else ''}"
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
 
-@dataclass(frozen=True, slots=True)
-class CallSite:
+
+class CallSite(NamedTuple):
     """A call ``<receiver>.<name>(...)`` made inside a method, with its argument shape."""
 
     receiver: str  # "self", "cls", "super", or "explicit" (``Base.name(self, ...)``)
@@ -51,12 +56,17 @@ class CallSite:
     condition: str | None = None  # source of the enclosing ``if`` test, when there is one
     explicit_base: str | None = None  # dotted name for ``Base.name(self, ...)`` calls
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
 
-@dataclass(frozen=True, slots=True)
-class Assignment:
+
+class Assignment(NamedTuple):
     attr: str
     line: int
     condition: str | None = None
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
 
 
 @dataclass(slots=True)

@@ -76,18 +76,19 @@ class SignatureDrift(Rule):
             ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
             if not ancestors:
                 continue
+            # Names the bases use on self: only those methods are hooks the bases can call.
+            base_refs: set[str] = set()
+            for ancestor in ancestors:
+                base_refs |= ancestor.record.self_refs
             for method in info.record.methods.values():
-                proven = self._proven(project, calls, info, ancestors, method)
-                if proven is not None:
-                    yield proven
-                    continue
-                upward = self._super_calls(project, info, method)
-                if upward is not None:
-                    yield upward
-                    continue
-                structural = self._structural(project, info, method)
-                if structural is not None:
-                    yield structural
+                is_hook = method.name in base_refs
+                found = self._proven(project, calls, info, ancestors, method) if is_hook else None
+                if found is None and any(c.receiver == "super" for c in method.calls):
+                    found = self._super_calls(project, info, method)
+                if found is None and is_hook:
+                    found = self._structural(project, info, method)
+                if found is not None:
+                    yield found
 
     # -- proven: a real call would raise TypeError ------------------------------------------
     def _proven(
@@ -195,11 +196,6 @@ class SignatureDrift(Rule):
         ancestor = project.defining_ancestor(info, method.name)
         if not isinstance(ancestor, ClassInfo):
             return None
-        if not any(
-            isinstance(node, ClassInfo) and method.name in node.record.self_refs
-            for node in project.ancestors(info)
-        ):
-            return None  # no base calls it: narrowing breaks no call the base makes
         base = ancestor.method(method.name)
         if base is None:
             return None

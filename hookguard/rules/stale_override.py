@@ -105,10 +105,15 @@ class StaleOverride(Rule):
             ancestors = project.ancestors(info)
             if not ancestors:
                 continue
+            inherited: set[str] = set()
+            for node in ancestors:
+                if isinstance(node, ClassInfo):
+                    inherited.update(node.record.methods)
+                    inherited.update(node.record.attributes)
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name in duck:
                     continue
-                if not any(isinstance(a, ClassInfo) and a.defines(method.name) for a in ancestors):
+                if method.name not in inherited:
                     candidates.append((info, method))
         if not candidates:
             return
