@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.repo import Repo
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
-from hookguard.model.loader import LoadStats, load_worktree
+from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import WorktreeSnapshot
@@ -31,6 +32,7 @@ class Options:
     contracts: tuple[str, ...] = ()
     workers: int | None = None
     select: tuple[str, ...] = ()
+    reuse_results: bool = True  # answer an unchanged checkout with the last run's findings
 
 
 @dataclass
@@ -40,7 +42,7 @@ class AuditResult:
     errors: list[InputError]
     notes: list[str]
     stats: LoadStats
-    project: Project
+    project: Project | None  # None when the whole result came from the cache
     seconds: float = 0.0
     contracts: list[HookContract] = field(default_factory=list)
     git_logs: int = 0  # ``git log`` runs for history evidence (0 when all came from the cache)
@@ -140,24 +142,39 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     cache = workspace.cache(options)
     snapshot = WorktreeSnapshot(workspace.root, workspace.repo, config)
     paths = snapshot.paths()
+    keys = content_keys(workspace.root, paths, cache)
+    contracts = workspace.load_contracts(options.contracts)
+    use_history = options.history and config.history
+    result_key = _result_key(workspace, keys, contracts, use_history, options, scopes)
+    if cache is not None and options.reuse_results:
+        stored = cache.get_result(result_key)
+        if isinstance(stored, tuple):
+            findings, errors, notes = stored
+            cache.save()
+            return AuditResult(
+                root=workspace.root, findings=findings, errors=errors,
+                notes=[*notes, *cache.warnings], stats=LoadStats(files=len(paths),
+                                                                 cached=len(paths)),
+                project=None, seconds=time.perf_counter() - started, contracts=contracts,
+            )
     records, stats = load_worktree(
-        workspace.root, paths, cache, config.max_file_size, options.workers
+        workspace.root, paths, cache, config.max_file_size, options.workers, keys
     )
     project = Project.build(records)
-    contracts = workspace.load_contracts(options.contracts)
     history = None
-    if options.history and config.history:
+    if use_history:
         history, note = open_history(workspace.repo, cache)
         if note:
             notes.append(note)
     findings = run_rules(project, config, contracts, history, select=options.select)
     if history is not None:
         notes.extend(history.errors)
-    if cache is not None:
-        cache.save()
-        notes.extend(cache.warnings)
     findings = [f for f in findings if in_scope(f.path, scopes)]
     errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
+    if cache is not None:
+        cache.put_result(result_key, (findings, errors, list(notes)))
+        cache.save()
+        notes.extend(cache.warnings)
     return AuditResult(
         root=workspace.root,
         findings=findings,
@@ -169,6 +186,26 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         contracts=contracts,
         git_logs=history.git_logs if history is not None else 0,
     )
+
+
+def _result_key(
+    workspace: Workspace,
+    keys: dict[str, str | OSError],
+    contracts: list[HookContract],
+    use_history: bool,
+    options: Options,
+    scopes: Sequence[str],
+) -> str:
+    """A digest of everything an audit's result depends on."""
+    digest = hashlib.sha256()
+    for path, key in keys.items():
+        digest.update(f"{path}\0{key if isinstance(key, str) else 'unreadable'}\n".encode())
+    head = ""
+    if use_history and workspace.repo is not None and workspace.repo.has_head():
+        head = workspace.repo.resolve("HEAD")
+    digest.update(repr((workspace.config, contracts, head, options.select, tuple(scopes),
+                        use_history)).encode())
+    return digest.hexdigest()
 
 
 def open_history(

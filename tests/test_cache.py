@@ -39,22 +39,25 @@ def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
     assert not (root / CACHE_DIR_NAME).exists()
 
 
-def test_corrupt_cache_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
-    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+@pytest.mark.parametrize("name", ["index", "records"])
+def test_corrupt_cache_is_rebuilt_with_a_warning(tmp_path: Path, name: str) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE, "b.py": "class X: ...\n"})
     audit([root])
-    (cache_file,) = (root / CACHE_DIR_NAME).glob("records-*.pickle")
+    (cache_file,) = (root / CACHE_DIR_NAME).glob(f"{name}-*.pickle")
     cache_file.write_bytes(cache_file.read_bytes()[:-10] + b"garbage!!!")
+    (root / "b.py").write_text("class X:\n    pass\n")  # the records file is read only now
     result = audit([root])
     assert any("corrupt" in note for note in result.notes)
-    assert result.stats.parsed == 1 and [f.symbol for f in result.findings] == ["a.Child.gone"]
+    assert [f.symbol for f in result.findings] == ["a.Child.gone"]
     assert not any("corrupt" in note for note in audit([root]).notes)  # rewritten
 
 
-def test_planted_cache_is_never_unpickled(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["index", "records"])
+def test_planted_cache_is_never_unpickled(tmp_path: Path, name: str) -> None:
     """A cache file committed by a pull request must not run code in the gate."""
     root = write_tree(tmp_path / "repo", {"a.py": STALE})
     audit([root])
-    (cache_file,) = (root / CACHE_DIR_NAME).glob("records-*.pickle")
+    (cache_file,) = (root / CACHE_DIR_NAME).glob(f"{name}-*.pickle")
     marker = tmp_path / "pwned"
 
     class Exploit:
@@ -63,9 +66,25 @@ def test_planted_cache_is_never_unpickled(tmp_path: Path) -> None:
 
     payload = pickle.dumps(Exploit())
     cache_file.write_bytes(b"HOOKGUARD-CACHE-1\n" + b"\0" * 32 + payload)
+    (root / "a.py").write_text(STALE + "\n")
     result = audit([root])
     assert not marker.exists()
     assert any("corrupt or was not written by this user" in note for note in result.notes)
+
+
+def test_unchanged_checkout_reuses_the_whole_result(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE, "b.py": "class X: ...\n"})
+    first = audit([root])
+    assert first.project is not None
+    second = audit([root])
+    assert second.project is None  # answered from the cache: no records loaded, no rules run
+    assert [f.fingerprint for f in second.findings] == [f.fingerprint for f in first.findings]
+    # Any input change runs the rules again: a file, the contracts, the options.
+    assert audit([root], Options(select=("HG001",))).project is not None
+    (root / "b.py").write_text("from typing_extensions import override\nclass Y(X):\n"
+                               "    @override\n    def gone(self): ...\nclass X: ...\n")
+    third = audit([root])
+    assert third.project is not None and len(third.findings) == 2
 
 
 def test_foreign_version_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

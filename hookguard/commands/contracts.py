@@ -21,7 +21,8 @@ def run_contracts(args: argparse.Namespace) -> int:
         print("hookguard: no contracts found (give PATH or add contracts/*.toml)")
         return EXIT_CLEAN
     result = audit([args.repo], Options(select=("contract-stale",), history=False,
-                                        contracts=paths))
+                                        contracts=paths, reuse_results=False))
+    assert result.project is not None
     findings = list(check_contracts(ContractStale(), result.project, contracts, strict=True))
     args.output, args.exit_zero = None, False
     summary = summarise(findings, [], len(contracts), result.seconds).replace(

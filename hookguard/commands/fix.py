@@ -29,6 +29,7 @@ def run_fix(args: argparse.Namespace) -> int:
     options = Options(
         use_cache=not getattr(args, "no_cache", False),
         contracts=tuple(getattr(args, "contracts", None) or ()),
+        reuse_results=False,  # the fixer needs the class model, not only the findings
     )
     result = audit(paths, options)
     for note in result.notes:

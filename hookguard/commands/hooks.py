@@ -22,8 +22,9 @@ _STYLE = {
 
 
 def run_hooks(args: argparse.Namespace) -> int:
-    result = audit([args.path], Options(use_cache=not args.no_cache))
+    result = audit([args.path], Options(use_cache=not args.no_cache, reuse_results=False))
     project = result.project
+    assert project is not None
     matches = project.find_class(args.cls)
     if not matches:
         raise UsageError(f"no class {args.cls!r} in the checkout at {result.root}")

@@ -16,6 +16,7 @@ import pickle
 import secrets
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hookguard import __version__
 from hookguard.model.records import FileRecord
@@ -64,54 +65,70 @@ def _user_key() -> bytes | None:
 
 
 class RecordCache:
+    """Two signed files: a small index (file stats, history answers, the last results) read on
+    every run, and the records, read only when some file changed."""
+
     def __init__(self, directory: Path, config_digest: str) -> None:
         self.directory = directory
+        self.index_file = directory / f"index-{config_digest}.pickle"
         self.file = directory / f"records-{config_digest}.pickle"
         self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
         self.warnings: list[str] = []
-        self._records: dict[RecordKey, FileRecord] = {}
+        self._records: dict[RecordKey, FileRecord] | None = None  # loaded on first use
         self._stats: dict[str, StatEntry] = {}
         self._used: set[RecordKey] = set()
         self._history: dict[str, object] = {}
         self._history_used: set[str] = set()
-        self._dirty = False
+        self._results: dict[str, object] = {}
+        self._records_dirty = False
+        self._index_dirty = False
         self._key = _user_key()
         if self._key is None:
             self.warnings.append("cache disabled: no user cache directory for the signing key")
+            self._records = {}
         else:
-            self._load()
+            index = self._read(self.index_file)
+            if index is not None:
+                self._stats, self._history, self._results = index
 
     # -- reading ----------------------------------------------------------------------------
-    def _load(self) -> None:
+    def _read(self, file: Path) -> Any:
+        """The signed payload of ``file`` (stamp checked), or None with a warning."""
         try:
-            blob = self.file.read_bytes()
+            blob = file.read_bytes()
         except FileNotFoundError:
-            return
+            return None
         except OSError as exc:
-            self.warnings.append(f"{self.file}: cache unreadable ({exc.strerror}); rebuilding")
-            return
+            self.warnings.append(f"{file}: cache unreadable ({exc.strerror}); rebuilding")
+            return None
         assert self._key is not None
-        head, digest, payload = blob[: len(_MAGIC)], blob[len(_MAGIC) : len(_MAGIC) + 32], blob[
-            len(_MAGIC) + 32 :
-        ]
+        head = blob[: len(_MAGIC)]
+        digest = blob[len(_MAGIC) : len(_MAGIC) + 32]
+        payload = blob[len(_MAGIC) + 32 :]
         expected = hmac.new(self._key, payload, hashlib.sha256).digest()
         if head != _MAGIC or not hmac.compare_digest(digest, expected):
             self.warnings.append(
-                f"{self.file}: cache is corrupt or was not written by this user; rebuilding"
+                f"{file}: cache is corrupt or was not written by this user; rebuilding"
             )
-            return
+            return None
         try:
-            stamp, records, stats, history = pickle.loads(payload)
+            stamp, content = pickle.loads(payload)
         except Exception as exc:  # a signed payload that fails to load: treat as corrupt
-            self.warnings.append(f"{self.file}: cache unreadable ({exc}); rebuilding")
-            return
+            self.warnings.append(f"{file}: cache unreadable ({exc}); rebuilding")
+            return None
         if stamp != self.stamp:
-            self.warnings.append(f"{self.file}: cache from hookguard {stamp}; rebuilding")
-            return
-        self._records, self._stats, self._history = records, stats, history
+            self.warnings.append(f"{file}: cache from hookguard {stamp}; rebuilding")
+            return None
+        return content
+
+    def _all_records(self) -> dict[RecordKey, FileRecord]:
+        if self._records is None:
+            loaded = self._read(self.file)
+            self._records = loaded if isinstance(loaded, dict) else {}
+        return self._records
 
     def get(self, key: RecordKey) -> FileRecord | None:
-        record = self._records.get(key)
+        record = self._all_records().get(key)
         if record is not None:
             self._used.add(key)
         return record
@@ -123,10 +140,9 @@ class RecordCache:
             self._history_used.add(key)
         return value
 
-    def put_history(self, key: str, value: object) -> None:
-        self._history[key] = value
-        self._history_used.add(key)
-        self._dirty = True
+    def get_result(self, key: str) -> object | None:
+        """The whole result of a run whose inputs hash to ``key``, or None."""
+        return self._results.get(key)
 
     def stat_key(self, path: str, mtime_ns: int, size: int) -> str | None:
         entry = self._stats.get(path)
@@ -136,28 +152,42 @@ class RecordCache:
 
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: RecordKey, record: FileRecord) -> None:
-        self._records[key] = record
+        self._all_records()[key] = record
         self._used.add(key)
-        self._dirty = True
+        self._records_dirty = True
 
     def put_stat(self, path: str, mtime_ns: int, size: int, content_key: str) -> None:
         if self._stats.get(path) != (mtime_ns, size, content_key):
             self._stats[path] = (mtime_ns, size, content_key)
-            self._dirty = True
+            self._index_dirty = True
+
+    def put_history(self, key: str, value: object) -> None:
+        self._history[key] = value
+        self._history_used.add(key)
+        self._index_dirty = True
+
+    def put_result(self, key: str, value: object) -> None:
+        self._results = {key: value}  # only the latest: it answers "nothing changed"
+        self._index_dirty = True
 
     def save(self) -> None:
-        if not self._dirty or self._key is None:
+        if self._key is None:
             return
-        # Keep what this run used, plus as many older entries again (other revisions).
-        kept = {k: self._records[k] for k in self._used}
-        for key, record in self._records.items():
-            if len(kept) >= 2 * len(self._used) + 64:
-                break
-            kept.setdefault(key, record)
-        history = {k: self._history[k] for k in self._history_used}
-        payload = pickle.dumps(
-            (self.stamp, kept, self._stats, history), protocol=pickle.HIGHEST_PROTOCOL
-        )
+        if self._records_dirty and self._records is not None:
+            # Keep what this run used, plus as many older entries again (other revisions).
+            kept = {k: self._records[k] for k in self._used if k in self._records}
+            for key, record in self._records.items():
+                if len(kept) >= 2 * len(self._used) + 64:
+                    break
+                kept.setdefault(key, record)
+            self._write(self.file, kept)
+        if self._index_dirty:
+            history = {k: self._history[k] for k in self._history_used}
+            self._write(self.index_file, (self._stats, history, self._results))
+
+    def _write(self, file: Path, content: object) -> None:
+        assert self._key is not None
+        payload = pickle.dumps((self.stamp, content), protocol=pickle.HIGHEST_PROTOCOL)
         digest = hmac.new(self._key, payload, hashlib.sha256).digest()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -165,9 +195,9 @@ class RecordCache:
             if not tag.exists():
                 tag.write_text(_TAG)
                 (self.directory / ".gitignore").write_text("*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".records-", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{file.stem}-", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(_MAGIC + digest + payload)
-            os.replace(tmp, self.file)
+            os.replace(tmp, file)
         except OSError as exc:
             self.warnings.append(f"{self.directory}: cannot write cache ({exc.strerror})")

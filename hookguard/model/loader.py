@@ -76,42 +76,53 @@ def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
         return list(pool.map(_run_job, jobs, chunksize=_CHUNK))
 
 
+def content_keys(
+    root: Path, paths: Sequence[str], cache: RecordCache | None
+) -> dict[str, str | OSError]:
+    """The content key (git blob id) of each file: from its stat when the cache knows it,
+    else by reading it. A file that cannot be read maps to the error."""
+    keys: dict[str, str | OSError] = {}
+    for path in paths:
+        abspath = root / path
+        try:
+            st = abspath.stat()
+            key = cache.stat_key(path, st.st_mtime_ns, st.st_size) if cache else None
+            if key is None:
+                key = blob_sha(abspath.read_bytes())
+                if cache:
+                    cache.put_stat(path, st.st_mtime_ns, st.st_size, key)
+        except OSError as exc:
+            keys[path] = exc
+            continue
+        keys[path] = key
+    return keys
+
+
 def load_worktree(
     root: Path,
     paths: Sequence[str],
     cache: RecordCache | None,
     max_size: int,
     workers: int | None = None,
+    keys: dict[str, str | OSError] | None = None,
 ) -> tuple[list[FileRecord], LoadStats]:
     """Records for files on disk; unchanged files (same stat or same content) come from cache."""
     stats = LoadStats(files=len(paths))
     modules = module_names(paths)
+    if keys is None:
+        keys = content_keys(root, paths, cache)
     records: list[FileRecord | None] = []
     jobs: list[_Job] = []
     slots: list[int] = []
     for path in paths:
         module, is_package = modules[path]
         abspath = root / path
-        try:
-            st = abspath.stat()
-        except OSError as exc:
+        key = keys[path]
+        if isinstance(key, OSError):
             records.append(
-                FileRecord(path, module, is_package, error=f"cannot read file: {exc.strerror}")
+                FileRecord(path, module, is_package, error=f"cannot read file: {key.strerror}")
             )
             continue
-        key = cache.stat_key(path, st.st_mtime_ns, st.st_size) if cache else None
-        data: bytes | None = None
-        if key is None:
-            try:
-                data = abspath.read_bytes()
-            except OSError as exc:
-                records.append(
-                    FileRecord(path, module, is_package, error=f"cannot read file: {exc.strerror}")
-                )
-                continue
-            key = blob_sha(data)
-            if cache:
-                cache.put_stat(path, st.st_mtime_ns, st.st_size, key)
         record = cache.get((key, path, module)) if cache else None
         if record is not None:
             stats.cached += 1
