@@ -279,11 +279,8 @@ class HistoryIndex:
         owner = {p: p for p in paths}
         if not owner:
             return owner
-        try:
-            out = self.repo.git("log", "-M", "--diff-filter=R", "--name-status", "-z",
-                                "--format=%x1e")
-        except GitError as exc:
-            self.errors.append(f"history: renames unavailable ({exc})")
+        out = self._renames()
+        if out is None:
             return owner
         tracking = dict(owner)
         for chunk in out.split(b"\x1e")[1:]:  # newest first
@@ -298,6 +295,26 @@ class HistoryIndex:
                     tracking[old_name] = current
                     owner.setdefault(old_name, current)
         return owner
+
+    def _renames(self) -> bytes | None:
+        """Every rename in the history, newest first (stored per HEAD: one walk per commit)."""
+        try:
+            head = self.repo.resolve("HEAD")
+        except GitError:
+            head = ""
+        key = f"renames:{head}"
+        stored = self.store.get_history(key) if self.store is not None and head else None
+        if isinstance(stored, bytes):
+            return stored
+        try:
+            out = self.repo.git("log", "-M", "--diff-filter=R", "--name-status", "-z",
+                                "--format=%x1e")
+        except GitError as exc:
+            self.errors.append(f"history: renames unavailable ({exc})")
+            return None
+        if self.store is not None and head:
+            self.store.put_history(key, out)
+        return out
 
     def _scan_many(self, names_by_path: Mapping[str, set[str]]) -> dict[str, list[_Removal]]:
         """Removed ``def`` lines of the wanted names in many files, in one history walk.

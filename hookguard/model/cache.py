@@ -72,6 +72,8 @@ class RecordCache:
         self.directory = directory
         self.index_file = directory / f"index-{config_digest}.pickle"
         self.file = directory / f"records-{config_digest}.pickle"
+        self.delta_file = directory / f"records-delta-{config_digest}.pickle"
+        self._delta: dict[RecordKey, FileRecord] = {}  # records newer than ``self.file``
         self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
         self.warnings: list[str] = []
         self._records: dict[RecordKey, FileRecord] | None = None  # loaded on first use
@@ -125,6 +127,11 @@ class RecordCache:
         if self._records is None:
             loaded = self._read(self.file)
             self._records = loaded if isinstance(loaded, dict) else {}
+            if self._records:
+                delta = self._read(self.delta_file)
+                if isinstance(delta, dict):
+                    self._delta = delta
+                    self._records.update(delta)
         return self._records
 
     def get(self, key: RecordKey) -> FileRecord | None:
@@ -153,6 +160,7 @@ class RecordCache:
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: RecordKey, record: FileRecord) -> None:
         self._all_records()[key] = record
+        self._delta[key] = record
         self._used.add(key)
         self._records_dirty = True
 
@@ -174,13 +182,18 @@ class RecordCache:
         if self._key is None:
             return
         if self._records_dirty and self._records is not None:
-            # Keep what this run used, plus as many older entries again (other revisions).
-            kept = {k: self._records[k] for k in self._used if k in self._records}
-            for key, record in self._records.items():
-                if len(kept) >= 2 * len(self._used) + 64:
-                    break
-                kept.setdefault(key, record)
-            self._write(self.file, kept)
+            if len(self._delta) * 10 < len(self._records) and self.file.exists():
+                # A few files changed: write them beside the big file, not the big file again.
+                self._write(self.delta_file, self._delta)
+            else:
+                # Keep what this run used, plus as many older entries again (other revisions).
+                kept = {k: self._records[k] for k in self._used if k in self._records}
+                for key, record in self._records.items():
+                    if len(kept) >= 2 * len(self._used) + 64:
+                        break
+                    kept.setdefault(key, record)
+                self._write(self.file, kept)
+                self._write(self.delta_file, {})
         if self._index_dirty:
             history = {k: self._history[k] for k in self._history_used}
             self._write(self.index_file, (self._stats, history, self._results))
