@@ -175,3 +175,45 @@ def test_new_keyword_at_base_call_site_is_drift_with_its_cause(
     causes = finding["evidence"]["caused_by"]
     assert any("Manager.lookup now passes scale=" in c and "Pass scale to fetch" in c
                for c in causes)
+
+
+def test_the_documented_github_workflow_commands(
+    git_repo: Callable[..., GitRepo], tmp_path: Path
+) -> None:
+    """Run the gate steps of docs/ci.md, as written, on a pull-request-shaped clone."""
+    import os
+    import re
+    import shlex
+
+    from tests.conftest import GIT_ENV, ROOT
+
+    upstream = rename_repo(git_repo)
+    upstream.git("reset", "-q", "--hard", "HEAD~1")  # main: before the rename
+    upstream.git("checkout", "-q", "-b", "feature")
+    upstream.commit("Rename build_tables to prepare_tables", {"core/manager.py": RENAMED})
+    upstream.git("checkout", "-q", "main")
+    clone = tmp_path / "pr"
+    subprocess.run(["git", "clone", "-q", str(upstream.root), str(clone)], check=True)
+    subprocess.run(["git", "checkout", "-q", "feature"], cwd=clone, check=True,
+                   env={**os.environ, **GIT_ENV})
+    workflow = (ROOT / "docs" / "ci.md").read_text()
+    runs = re.findall(r"run: >-\n((?:\s{10}.*\n)+)|run: (hookguard .*)", workflow)
+    commands = [" ".join((block or line).split()) for block, line in runs]
+    commands = [c.replace('"origin/${{ github.base_ref }}"', "origin/main") for c in commands
+                if c.startswith("hookguard ")]
+    assert len(commands) == 2
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    annotate = subprocess.run([sys.executable, "-m", "hookguard", *shlex.split(commands[0])[1:]],
+                              cwd=clone, capture_output=True, text=True, env=env)
+    assert annotate.returncode == 1
+    assert annotate.stdout.startswith("::error file=plugins/sparse.py,line=5")
+    assert "prepare\\_tables" in summary.read_text()  # markdown-escaped in the job summary
+    sarif = subprocess.run([sys.executable, "-m", "hookguard", *shlex.split(commands[1])[1:]],
+                           cwd=clone, capture_output=True, text=True, env=env)
+    assert sarif.returncode == 0, sarif.stderr
+    log = json.loads((clone / "hookguard.sarif").read_text())
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "HG001"
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
+        "plugins/sparse.py"
