@@ -105,8 +105,9 @@ def run_rules(
     history: HistoryIndex | None,
     changes: Sequence[HookChange] = (),
     select: Sequence[str] = (),
+    only: frozenset[str] | None = None,
 ) -> list[Finding]:
-    ctx = RuleContext(project, config, contracts, history, list(changes))
+    ctx = RuleContext(project, config, contracts, history, list(changes), only)
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:

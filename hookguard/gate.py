@@ -205,8 +205,14 @@ def run_gate(
         signature_changes = [
             replace(c, commit=repo.last_commit(rev_range, c.path)) for c in signature_changes
         ]
-    before = run_rules(base_project, config, contracts, None, select=options.select)
-    after = run_rules(head_project, config, contracts, None, changes, select=options.select)
+    # Only classes a change can affect can have new findings: those in changed files and
+    # their subclasses, on either side.
+    changed = _changed_paths(base_entries, head_entries)
+    scope = frozenset(_affected(base_project, changed) | _affected(head_project, changed))
+    before = run_rules(base_project, config, contracts, None, select=options.select,
+                       only=scope)
+    after = run_rules(head_project, config, contracts, None, changes, select=options.select,
+                      only=scope)
     known = {f.fingerprint for f in before}
     new = [f for f in after if f.fingerprint not in known]
     for finding in new:
@@ -234,8 +240,19 @@ def run_gate(
     )
 
 
-def changed_classes(changes: Sequence[HookChange]) -> set[str]:
-    return {c.class_fq for c in changes}
+def _changed_paths(base: Sequence[TreeEntry], head: Sequence[TreeEntry]) -> set[str]:
+    before = {e.path: e.blob for e in base}
+    after = {e.path: e.blob for e in head}
+    return {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+
+
+def _affected(project: Project, changed: set[str]) -> set[str]:
+    """Classes defined in ``changed`` files, and every subclass of them."""
+    roots = [c for c in project.classes.values() if c.file.path in changed]
+    affected = {c.fq for c in roots}
+    for root in roots:
+        affected.update(d.fq for d in project.descendants(root))
+    return affected
 
 
 __all__ = ["ClassInfo", "GateError", "GateResult", "hook_changes", "run_gate"]

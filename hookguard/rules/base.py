@@ -73,6 +73,17 @@ class RuleContext:
     contracts: list[HookContract] = field(default_factory=list)
     history: HistoryIndex | None = None
     changes: list[HookChange] = field(default_factory=list)  # from a base..head diff
+    only: frozenset[str] | None = None  # check only these classes (fully qualified); None: all
+
+    def classes(self) -> Iterator[ClassInfo]:
+        """The classes to check: all of them, or the ones a change can affect."""
+        if self.only is None:
+            yield from self.project.classes.values()
+        else:
+            for fq in sorted(self.only):
+                info = self.project.classes.get(fq)
+                if info is not None:
+                    yield info
 
     @cached_property
     def references(self) -> References:

@@ -118,7 +118,7 @@ class ContractBypass(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         project = ctx.project
         contracts = {(c.cls, c.method): c for c in ctx.contracts}
-        for info in project.classes.values():
+        for info in ctx.classes():
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name.startswith("test"):
                     continue  # test methods establish no state for anyone else

@@ -72,7 +72,7 @@ class SignatureDrift(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         project = ctx.project
         calls = _index_calls(project)
-        for info in project.classes.values():
+        for info in ctx.classes():
             ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
             if not ancestors:
                 continue

@@ -101,7 +101,7 @@ class StaleOverride(Rule):
         project = ctx.project
         duck = set(ctx.config.duck_protocols)
         candidates: list[tuple[ClassInfo, MethodRecord]] = []
-        for info in project.classes.values():
+        for info in ctx.classes():
             ancestors = project.ancestors(info)
             if not ancestors:
                 continue
