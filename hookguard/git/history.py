@@ -10,12 +10,13 @@ names of renamed files included.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from hookguard.git.repo import GitError, Repo
-from hookguard.model.extract import extract
+from hookguard.model.extract import SKETCH_SIZE, extract
 from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
 
 _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -52,13 +53,18 @@ def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
+def _sketch(digest: bytes) -> set[int]:
+    return set(array("I", digest))
+
+
 def method_similarity(
     old: MethodRecord, new: MethodRecord, before: ClassRecord, after: ClassRecord
 ) -> float:
     """How likely ``new`` is ``old`` under a new name: body, parameters and call sites."""
-    old_lines = set(old.body_digest.split(",")) - {""}
-    new_lines = set(new.body_digest.split(",")) - {""}
-    body = len(old_lines & new_lines) / max(len(old_lines | new_lines), 1)
+    old_lines, new_lines = _sketch(old.body_digest), _sketch(new.body_digest)
+    # Bottom-k estimate of the Jaccard similarity of the two bodies.
+    union = sorted(old_lines | new_lines)[:SKETCH_SIZE]
+    body = sum(1 for h in union if h in old_lines and h in new_lines) / max(len(union), 1)
     old_params = {p.name for p in old.bound_params if p.kind is not ParamKind.VAR_KEYWORD}
     new_params = {p.name for p in new.bound_params if p.kind is not ParamKind.VAR_KEYWORD}
     params = (

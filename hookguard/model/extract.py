@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator
 
 from hookguard.model.records import (
@@ -27,6 +28,7 @@ _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproper
 _REFLECTIVE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr", "methodcaller"})
 _SUPPRESS = re.compile(r"#\s*hookguard:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
 MAX_BODY_LINES = 256
+SKETCH_SIZE = 24
 
 
 def walk(root: ast.AST) -> Iterator[ast.AST]:
@@ -144,13 +146,15 @@ def _string_prefix(node: ast.expr) -> str | None:
 
 
 def body_line_hashes(lines: list[str], start: int, end: int) -> tuple[int, ...]:
-    """CRC32 of each stripped, non-blank, non-comment source line in ``[start, end]``."""
+    """A bottom-k sketch of the body: the smallest :data:`SKETCH_SIZE` CRC32s of its stripped,
+    non-blank, non-comment lines. Two sketches estimate the Jaccard similarity of two bodies
+    in a fixed, small size (a record must not grow with its methods' length)."""
     hashes: set[int] = set()
     for line in lines[start - 1 : min(end, start - 1 + MAX_BODY_LINES)]:
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             hashes.add(zlib.crc32(stripped.encode()))
-    return tuple(sorted(hashes))
+    return tuple(sorted(hashes)[:SKETCH_SIZE])
 
 
 class _FileReferences:
@@ -566,8 +570,8 @@ class _FileExtractor:
                     push(value)
 
 
-def _digest(hashes: tuple[int, ...]) -> str:
-    return ",".join(f"{h:x}" for h in hashes)
+def _digest(hashes: tuple[int, ...]) -> bytes:
+    return array("I", hashes).tobytes()
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:

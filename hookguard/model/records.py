@@ -82,7 +82,7 @@ class MethodRecord:
     is_override: bool  # carries ``@override``
     is_abstract: bool
     is_async: bool
-    body_digest: str  # normalised body, for rename pairing
+    body_digest: bytes  # bottom-k sketch of the body's lines (uint32s), for rename pairing
     self_assigns: tuple[Assignment, ...] = ()
     self_reads: frozenset[str] = frozenset()
     calls: tuple[CallSite, ...] = ()
