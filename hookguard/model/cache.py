@@ -15,6 +15,7 @@ import os
 import pickle
 import secrets
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,11 @@ _TAG = (
 )
 
 RecordKey = tuple[str, str, str]  # (content key, path, module)
+_SHARDS = 16  # records files: a one-file change rewrites one of them, and pickling stays small
+
+
+def _shard_of(key: RecordKey) -> int:
+    return zlib.crc32(key[1].encode()) % _SHARDS
 StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
 
 
@@ -71,9 +77,8 @@ class RecordCache:
     def __init__(self, directory: Path, config_digest: str) -> None:
         self.directory = directory
         self.index_file = directory / f"index-{config_digest}.pickle"
-        self.file = directory / f"records-{config_digest}.pickle"
-        self.delta_file = directory / f"records-delta-{config_digest}.pickle"
-        self._delta: dict[RecordKey, FileRecord] = {}  # records newer than ``self.file``
+        self.digest = config_digest
+        self._dirty_shards: set[int] = set()
         self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
         self.warnings: list[str] = []
         self._records: dict[RecordKey, FileRecord] | None = None  # loaded on first use
@@ -82,7 +87,6 @@ class RecordCache:
         self._history: dict[str, object] = {}
         self._history_used: set[str] = set()
         self._results: dict[str, object] = {}
-        self._records_dirty = False
         self._index_dirty = False
         self._key = _user_key()
         if self._key is None:
@@ -123,15 +127,16 @@ class RecordCache:
             return None
         return content
 
+    def shard_file(self, shard: int) -> Path:
+        return self.directory / f"records-{self.digest}-{shard:x}.pickle"
+
     def _all_records(self) -> dict[RecordKey, FileRecord]:
         if self._records is None:
-            loaded = self._read(self.file)
-            self._records = loaded if isinstance(loaded, dict) else {}
-            if self._records:
-                delta = self._read(self.delta_file)
-                if isinstance(delta, dict):
-                    self._delta = delta
-                    self._records.update(delta)
+            self._records = {}
+            for shard in range(_SHARDS):
+                loaded = self._read(self.shard_file(shard))
+                if isinstance(loaded, dict):
+                    self._records.update(loaded)
         return self._records
 
     def get(self, key: RecordKey) -> FileRecord | None:
@@ -160,9 +165,8 @@ class RecordCache:
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: RecordKey, record: FileRecord) -> None:
         self._all_records()[key] = record
-        self._delta[key] = record
         self._used.add(key)
-        self._records_dirty = True
+        self._dirty_shards.add(_shard_of(key))
 
     def put_stat(self, path: str, mtime_ns: int, size: int, content_key: str) -> None:
         if self._stats.get(path) != (mtime_ns, size, content_key):
@@ -181,19 +185,22 @@ class RecordCache:
     def save(self) -> None:
         if self._key is None:
             return
-        if self._records_dirty and self._records is not None:
-            if len(self._delta) * 10 < len(self._records) and self.file.exists():
-                # A few files changed: write them beside the big file, not the big file again.
-                self._write(self.delta_file, self._delta)
-            else:
-                # Keep what this run used, plus as many older entries again (other revisions).
-                kept = {k: self._records[k] for k in self._used if k in self._records}
-                for key, record in self._records.items():
-                    if len(kept) >= 2 * len(self._used) + 64:
-                        break
-                    kept.setdefault(key, record)
-                self._write(self.file, kept)
-                self._write(self.delta_file, {})
+        if self._dirty_shards and self._records is not None:
+            # Rewrite only the shards that gained records. Each keeps what this run used, plus
+            # as many older entries again (other revisions, e.g. the base of a ``check``).
+            shards: dict[int, dict[RecordKey, FileRecord]] = {s: {} for s in self._dirty_shards}
+            older: dict[int, list[RecordKey]] = {s: [] for s in self._dirty_shards}
+            for key in self._records:
+                shard = _shard_of(key)
+                if shard in shards:
+                    if key in self._used:
+                        shards[shard][key] = self._records[key]
+                    else:
+                        older[shard].append(key)
+            for shard, kept in shards.items():
+                for key in older[shard][: len(kept) + 8]:
+                    kept[key] = self._records[key]
+                self._write(self.shard_file(shard), kept)
         if self._index_dirty:
             history = {k: self._history[k] for k in self._history_used}
             self._write(self.index_file, (self._stats, history, self._results))
