@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
 
-from hookguard.model.records import CallSite, MethodRecord, ParamKind
+from hookguard.model.records import CallSite, MethodRecord, Param, ParamKind
+
+
+class _Shape(NamedTuple):
+    positional: int
+    keywords: tuple[str, ...]
+    star_args: bool
+    star_kwargs: bool
 
 
 @dataclass
 class BindResult:
+    """Results are cached and shared between call sites: read them, never change them."""
+
     unexpected: list[str] = field(default_factory=list)  # keywords nothing accepts
     duplicated: list[str] = field(default_factory=list)  # given positionally and by keyword
     missing: list[str] = field(default_factory=list)  # required parameters not given
@@ -43,7 +54,20 @@ def bind(call: CallSite, method: MethodRecord) -> BindResult:
     ``*args``/``**kwargs`` at the call site make the counts lower bounds: only what is certain
     to fail (surplus positionals, keywords nothing accepts) is reported then.
     """
-    params = method.bound_params
+    return _bind(call.positional, call.keywords, call.star_args, call.star_kwargs,
+                 method.bound_params)
+
+
+@lru_cache(maxsize=65536)
+def _bind(
+    n_positional: int,
+    keywords: tuple[str, ...],
+    star_args: bool,
+    star_kwargs: bool,
+    params: tuple[Param, ...],
+) -> BindResult:
+    """:func:`bind` on the call's shape: families repeat the same shapes, so this is cached."""
+    call = _Shape(n_positional, keywords, star_args, star_kwargs)
     result = BindResult()
     positional = [
         p for p in params

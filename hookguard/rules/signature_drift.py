@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import lru_cache
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.project import ClassInfo, Project
-from hookguard.model.records import CallSite, MethodKind, MethodRecord, ParamKind
+from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
@@ -220,19 +221,30 @@ class SignatureDrift(Rule):
 
 
 def structural_differences(base: MethodRecord, override: MethodRecord) -> list[str]:
+    """How ``override`` narrows ``base``'s signature (safe widening is never listed)."""
+    return list(_differences(base.kind, base.bound_params, override.kind, override.bound_params))
+
+
+@lru_cache(maxsize=65536)
+def _differences(
+    base_kind: MethodKind,
+    base_bound: tuple[Param, ...],
+    kind: MethodKind,
+    bound: tuple[Param, ...],
+) -> tuple[str, ...]:
     problems: list[str] = []
-    if base.kind is not override.kind:
-        problems.append(f"it is a {override.kind.value} method, the hook a {base.kind.value} one")
-        return problems
-    if base.kind is MethodKind.PROPERTY:
-        return problems
-    base_params = [p for p in base.bound_params
+    if base_kind is not kind:
+        problems.append(f"it is a {kind.value} method, the hook a {base_kind.value} one")
+        return tuple(problems)
+    if base_kind is MethodKind.PROPERTY:
+        return tuple(problems)
+    base_params = [p for p in base_bound
                    if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)]
-    params = {p.name: p for p in override.bound_params}
-    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in override.bound_params)
-    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in override.bound_params)
+    params = {p.name: p for p in bound}
+    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in bound)
+    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in bound)
     base_positional = [p.name for p in base_params if p.kind is not ParamKind.KEYWORD_ONLY]
-    positional = [p.name for p in override.bound_params
+    positional = [p.name for p in bound
                   if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)]
     for index, param in enumerate(base_params):
         if param.name in params:
@@ -253,7 +265,7 @@ def structural_differences(base: MethodRecord, override: MethodRecord) -> list[s
     if common != [n for n in base_positional if n in common]:
         problems.append("changes the order of positional parameters")
     base_names = {p.name for p in base_params}
-    for param in override.bound_params:
+    for param in bound:
         if (
             param.name not in base_names
             and not param.has_default
@@ -261,7 +273,7 @@ def structural_differences(base: MethodRecord, override: MethodRecord) -> list[s
             and not any(problems_mention(problems, param.name))
         ):
             problems.append(f"adds required parameter '{param.name}'")
-    return problems
+    return tuple(problems)
 
 
 def problems_mention(problems: list[str], name: str) -> Iterator[bool]:
