@@ -186,3 +186,41 @@ def test_guarded_readers_and_lazy_fields_do_not_count(tmp_path: Path) -> None:
     assert finding.symbol == "mod.Delegating.offload"
     assert finding.severity is Severity.WARNING
     assert {m["read_by_base"] for m in finding.evidence["missing"]} == {False}
+
+
+def test_constructor_initialised_fields_readers_that_set_first_and_disabled_hooks(
+    tmp_path: Path,
+) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        class Base:
+            def __init__(self):
+                self._avg = None
+                self._count = 0
+
+            def setup(self):
+                self._avg = 1.0
+                self._count += 1
+                self._hooks = []
+
+            def step(self):
+                if self._avg is None:
+                    return
+                return self._avg * self._count
+
+            def offload(self):
+                self._hooks = []
+                self._hooks.append(1)
+
+        class Replaced(Base):
+            def setup(self):
+                pass
+
+        class Disabled(Base):
+            def setup(self):
+                raise RuntimeError("not supported")
+    """})
+    found = bypass(tmp_path)
+    assert set(found) == {"mod.Replaced.setup"}
+    missing = {m["field"]: m for m in found["mod.Replaced.setup"].evidence["missing"]}
+    # _avg is set by __init__; _hooks is set by its only reader first; the += update stays.
+    assert set(missing) == {"_count"} and missing["_count"]["read_by_base"] is True

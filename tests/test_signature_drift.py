@@ -199,3 +199,58 @@ def test_bind_matches_python_on_examples() -> None:
             except TypeError:
                 python_ok = False
             assert bind(site, method).ok is python_ok, (signature, call)
+
+
+def test_lessons_from_real_checkouts(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        import pytest
+
+        class Usage:
+            def __init__(self, started=0, completed=0): ...
+
+        class EpochWise(Usage):
+            def __init__(self): ...
+
+        class RunningEpochWise(EpochWise):
+            def __init__(self):
+                super(EpochWise, self).__init__(started=0, completed=2)  # reaches Usage
+
+        class BadTwoArg(EpochWise):
+            def __init__(self):
+                super(EpochWise, self).__init__(unknown=1)
+
+        class Tests:
+            def run(self):
+                self.check(1)
+
+            def check(self, fixture):
+                pass
+
+        class SkippedTests(Tests):
+            @pytest.mark.skip("n/a")
+            def check(self):
+                super().check()
+
+        class Disabled(Tests):
+            def check(self):
+                raise NotImplementedError("use run_all()")
+
+        class Generic:
+            def use(self):
+                return self.handle
+
+            def handle(self, *args, **kwargs): ...
+
+        class Narrow(Generic):
+            def handle(self, a, b): ...
+
+        def factory():
+            class Local(Tests):
+                def check(self):
+                    pass
+            return Local
+    """})
+    found = drift(tmp_path)
+    assert set(found) == {"mod.BadTwoArg.__init__", "mod.factory.<locals>.Local.check"}
+    assert "'unknown'" in found["mod.BadTwoArg.__init__"].message
+    assert found["mod.factory.<locals>.Local.check"].severity is Severity.WARNING

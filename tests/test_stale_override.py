@@ -465,3 +465,19 @@ def test_pairing_is_one_to_one(git_repo: Callable[..., GitRepo]) -> None:
     found = stale(run(repo.root))
     news = [f.evidence["new"] for f in found.values()]
     assert sorted(news, key=str) == sorted(["setup", None], key=str)
+
+
+def test_hook_called_from_another_file_counts_as_a_hook(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    policy = "class Policy:\n    def get_qkv(self):\n        return 1\n"
+    engine = "class Engine:\n    def run(self):\n        return self.policy.get_qkv()\n"
+    child = "from pkg.policy import Policy\n\nclass GPTPolicy(Policy):\n" \
+            "    def get_qkv(self):\n        return 2\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/policy.py": policy,
+                         "pkg/engine.py": engine, "pkg/child.py": child})
+    repo.commit("Drop get_qkv", {
+        "pkg/policy.py": "class Policy:\n    pass\n",
+        "pkg/engine.py": "class Engine:\n    def run(self):\n        return 0\n"})
+    (finding,) = stale(run(repo.root)).values()
+    assert finding.symbol == "pkg.child.GPTPolicy.get_qkv"
+    assert finding.severity is Severity.ERROR and finding.evidence["new"] is None

@@ -144,6 +144,7 @@ class HistoryIndex:
         self.shallow = repo.is_shallow()
         self.errors: list[str] = []
         self.git_logs = 0
+        self._commit_patches: dict[str, bytes] = {}
 
     def lost_methods_many(
         self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool, str]]
@@ -248,10 +249,26 @@ class HistoryIndex:
                     short=removal.short,
                     subject=removal.subject,
                     path=removal.new_path,
-                    was_called=any(removal.name in c.self_refs for c in before.values()),
+                    was_called=any(removal.name in c.self_refs for c in before.values())
+                    or self._commit_dropped_call(removal.commit, removal.name),
                     when=removal.when,
                 )
         return found
+
+    def _commit_dropped_call(self, commit: str, name: str) -> bool:
+        """Whether ``commit`` deleted a ``.name(`` call anywhere (the hook's caller may live
+        in another file, e.g. ``self.policy.name()``)."""
+        patch = self._commit_patches.get(commit)
+        if patch is None:
+            try:
+                patch = self.repo.git("show", "--format=", "-U0", "--no-color", "--no-ext-diff",
+                                      commit, "--", "*.py")
+            except GitError:
+                patch = b""
+            self._commit_patches[commit] = patch
+        pattern = re.compile(rb"^-(?!\s*(?:async\s+)?def ).*\." + re.escape(name.encode())
+                             + rb"\(", re.MULTILINE)
+        return pattern.search(patch) is not None
 
     def removal_commit(
         self, path: str, name: str, rev_range: str

@@ -248,7 +248,9 @@ class _MethodScanner:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 for attr, line in self._self_targets(target):
-                    self.assigns.append(Assignment(attr, line, condition))
+                    self.assigns.append(
+                        Assignment(attr, line, condition, isinstance(stmt, ast.AugAssign))
+                    )
         for node in ast.iter_child_nodes(stmt):
             if isinstance(node, ast.stmt):
                 self._stmt(node, condition)
@@ -344,6 +346,9 @@ class _MethodScanner:
             receiver = "cls"
         elif _is_super_call(func.value):
             receiver = "super"
+            super_args = func.value.args  # type: ignore[attr-defined]
+            if super_args:  # ``super(X, self)``: the lookup starts after X
+                explicit = dotted_name(super_args[0])
         elif call.args and self._is_self(call.args[0]):
             explicit = dotted_name(func.value)
             if explicit is None:
@@ -488,13 +493,16 @@ class _FileExtractor:
         class_refs: set[str],
         class_prefixes: set[str],
     ) -> MethodRecord | None:
-        decorators = tuple(dotted_name(d) or "?" for d in node.decorator_list)
+        decorators = tuple(
+            dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
+            for d in node.decorator_list
+        )
         last_parts = {self._qualify(d).rsplit(".", 1)[-1] for d in decorators}
         if "overload" in last_parts:
             return None
-        if "staticmethod" in last_parts:
+        if last_parts & {"staticmethod", "abstractstaticmethod"}:
             kind = MethodKind.STATIC
-        elif "classmethod" in last_parts:
+        elif last_parts & {"classmethod", "abstractclassmethod"}:
             kind = MethodKind.CLASS
         elif last_parts & _PROPERTY_DECORATORS or any(
             d.endswith((".setter", ".getter", ".deleter")) for d in decorators
@@ -538,6 +546,8 @@ class _FileExtractor:
             calls=tuple(scanner.calls),
             suppressed=frozenset(suppressed),
             guarded=frozenset(scanner.guarded),
+            raises_only=len(body) == 1 and isinstance(body[0], ast.Raise),
+            skipped=any(d.rsplit(".", 1)[-1] == "skip" for d in decorators),
         )
 
     def _qualify(self, dotted: str) -> str:

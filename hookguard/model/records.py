@@ -64,6 +64,7 @@ class Assignment(NamedTuple):
     attr: str
     line: int
     condition: str | None = None
+    augmented: bool = False  # ``self.x += 1``: an update, not an initialisation
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
@@ -88,6 +89,8 @@ class MethodRecord:
     calls: tuple[CallSite, ...] = ()
     suppressed: frozenset[str] = frozenset()  # rules named in ``# hookguard: ignore[...]``
     guarded: frozenset[str] = frozenset()  # ``hasattr(self, "x")``/``getattr(self, "x", d)``
+    raises_only: bool = False  # the body is a single ``raise``: the hook is disabled on purpose
+    skipped: bool = False  # an unconditional ``@skip`` test decorator: the body never runs
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

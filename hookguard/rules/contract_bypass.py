@@ -122,6 +122,8 @@ class ContractBypass(Rule):
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name.startswith("test"):
                     continue  # test methods establish no state for anyone else
+                if method.raises_only or method.skipped:
+                    continue  # the hook is disabled on purpose
                 if _calls_base(method):
                     continue
                 ancestor = project.defining_ancestor(info, method.name)
@@ -148,6 +150,7 @@ class ContractBypass(Rule):
         required = state_effects(project, info, base)
         provided = set(state_effects(project, info, method))
         provided |= _set_on_subclass_side(project, info, ancestor, method.name)
+        provided |= _initialised(project, info, base.name)
         missing: dict[str, StateEffect] = {}
         consumers: dict[str, tuple[str, ...]] = {}
         if contract is not None:
@@ -169,6 +172,9 @@ class ContractBypass(Rule):
         unread: list[str] = []
         proven: list[str] = []
         for name in list(missing):
+            if _set_by_every_reader(project, info, ancestor, name, method.name):
+                del missing[name]  # whoever reads it sets it first: it needs no hook
+                continue
             readers = _readers(project, info, ancestor, name, method.name, consumers.get(name, ()))
             if readers and all(overridden for _, overridden in readers):
                 del missing[name]
@@ -179,6 +185,8 @@ class ContractBypass(Rule):
         if not missing:
             return None
         severity = Severity.ERROR if contract is not None or proven else Severity.WARNING
+        if info.record.local_scope:
+            severity = Severity.WARNING  # a function-local class: the base's readers may not run
         groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
         for name, effect in missing.items():
             groups.setdefault((effect.via[1:], effect.condition), []).append(name)
@@ -220,6 +228,23 @@ class ContractBypass(Rule):
 def _lazy(field: str, effect: StateEffect) -> bool:
     """``if self.x is None: self.x = ...``: set on demand by whoever reads it."""
     return effect.condition is not None and f"self.{field}" in effect.condition
+
+
+def _initialised(project: Project, info: ClassInfo, hook: str) -> set[str]:
+    """Fields the constructor chain sets (plain assignments, not ``+=`` updates)."""
+    init = _resolve(project, info, "__init__")
+    if init is None or hook == "__init__":
+        return set()
+    effects = state_effects(project, info, init)
+    updated = {a.attr for m in _methods_in_mro(project, info) for a in m.self_assigns
+               if a.augmented}
+    return {f for f in effects if f not in updated}
+
+
+def _methods_in_mro(project: Project, info: ClassInfo) -> Iterator[MethodRecord]:
+    for node in project.mro(info):
+        if isinstance(node, ClassInfo):
+            yield from node.record.methods.values()
 
 
 def _calls_base(method: MethodRecord) -> bool:
@@ -274,12 +299,31 @@ def _readers(
             names.update(
                 m.name for m in node.record.methods.values()
                 if field in m.self_reads and m.name != hook and field not in m.guarded
+                and not _sets_first(m, field)
             )
     for name in sorted(names):
         definer = project.defining_ancestor(info, name) if name not in info.record.methods else info
         overridden = definer is not None and not _is_base_side(project, info, ancestor, definer)
         readers.append((name, overridden))
     return readers
+
+
+def _set_by_every_reader(
+    project: Project, info: ClassInfo, ancestor: ClassInfo, field: str, hook: str
+) -> bool:
+    readers = [
+        m for node in project.mro(info)[project.mro(info).index(ancestor):]
+        if isinstance(node, ClassInfo)
+        for m in node.record.methods.values()
+        if field in m.self_reads and m.name != hook
+    ]
+    return bool(readers) and all(_sets_first(m, field) for m in readers)
+
+
+def _sets_first(method: MethodRecord, field: str) -> bool:
+    """The method assigns the field unconditionally itself: it does not depend on the hook."""
+    return any(a.attr == field and a.condition is None and not a.augmented
+               for a in method.self_assigns)
 
 
 def _is_base_side(

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
-from hookguard.model.project import ClassInfo, Project
+from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
@@ -82,6 +82,8 @@ class SignatureDrift(Rule):
             for ancestor in ancestors:
                 base_refs |= ancestor.record.self_refs
             for method in info.record.methods.values():
+                if method.skipped or method.raises_only:
+                    continue  # a skipped test never runs; a lone ``raise`` disables the hook
                 is_hook = method.name in base_refs
                 found = self._proven(project, calls, info, ancestors, method) if is_hook else None
                 if found is None and any(c.receiver == "super" for c in method.calls):
@@ -89,6 +91,10 @@ class SignatureDrift(Rule):
                 if found is None and is_hook:
                     found = self._structural(project, info, method)
                 if found is not None:
+                    if info.record.local_scope and found.severity is Severity.ERROR:
+                        # A function-local class: the base's callers may never run for it.
+                        found.severity = Severity.WARNING
+                        found.message += " (warning only: a function-local class)"
                     yield found
 
     # -- proven: a real call would raise TypeError ------------------------------------------
@@ -162,7 +168,7 @@ class SignatureDrift(Rule):
         for call in method.calls:
             if call.receiver != "super":
                 continue
-            parent = project.defining_ancestor(info, call.name)
+            parent = _super_target(project, info, call)
             target = parent.method(call.name) if isinstance(parent, ClassInfo) else None
             if target is None or target.kind is MethodKind.PROPERTY:
                 continue
@@ -233,6 +239,10 @@ def _differences(
     bound: tuple[Param, ...],
 ) -> tuple[str, ...]:
     problems: list[str] = []
+    if all(p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) for p in base_bound) and (
+        base_bound
+    ):
+        return ()  # ``hook(self, *args, **kwargs)``: the base promises no signature to keep
     if base_kind is not kind:
         problems.append(f"it is a {kind.value} method, the hook a {base_kind.value} one")
         return tuple(problems)
@@ -282,6 +292,23 @@ def problems_mention(problems: list[str], name: str) -> Iterator[bool]:
 
 def _signature(method: MethodRecord) -> str:
     return method.signature()[len(method.name):]
+
+
+def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInfo | None:
+    """The class a ``super().name`` (or ``super(X, self).name``) call in ``info`` reaches."""
+    if call.explicit_base is None:
+        found = project.defining_ancestor(info, call.name)
+        return found if isinstance(found, ClassInfo) else None
+    start = project.resolve_name(info.file, call.explicit_base, scope=info.record.qualname)
+    mro = project.mro(info)
+    if not isinstance(start, ClassInfo) or start not in mro:
+        return None  # cannot tell where the lookup starts: say nothing
+    for node in mro[mro.index(start) + 1 :]:
+        if isinstance(node, ClassInfo) and node.defines(call.name):
+            return node
+        if isinstance(node, External) and not node.is_empty:
+            return None
+    return None
 
 
 def _index_calls(project: Project) -> CallIndex:

@@ -209,8 +209,11 @@ class StaleOverride(Rule):
         if name.startswith("test"):
             reasons.append("test runners collect test* methods by name")
         change = evidence.change
+        calls_super = any(c.name == name and c.receiver in ("super", "explicit")
+                          for c in method.calls)
         if change is not None and evidence.kind == "history" and change.when and (
-            ctx.history is not None
+            not calls_super  # ``super().name(...)`` proves it was written as an override
+            and ctx.history is not None
             and ctx.history.written_after(info.file.path, method.line, method.end_line,
                                           change.when)
         ):
