@@ -256,8 +256,8 @@ class HistoryIndex:
         return found
 
     def _commit_dropped_call(self, commit: str, name: str) -> bool:
-        """Whether ``commit`` deleted a ``.name(`` call anywhere (the hook's caller may live
-        in another file, e.g. ``self.policy.name()``)."""
+        """Whether ``commit`` deleted a ``self....name(`` call anywhere (the hook's caller may
+        live in another file, e.g. ``self.policy.name()``)."""
         patch = self._commit_patches.get(commit)
         if patch is None:
             try:
@@ -266,8 +266,10 @@ class HistoryIndex:
             except GitError:
                 patch = b""
             self._commit_patches[commit] = patch
-        pattern = re.compile(rb"^-(?!\s*(?:async\s+)?def ).*\." + re.escape(name.encode())
-                             + rb"\(", re.MULTILINE)
+        # A call through self (``self.name(``, ``self.policy.name(``): the framework's own
+        # code calling the hook, not a user of a public method.
+        pattern = re.compile(rb"^-.*\bself(?:\.\w+)*\." + re.escape(name.encode()) + rb"\(",
+                             re.MULTILINE)
         return pattern.search(patch) is not None
 
     def removal_commit(
