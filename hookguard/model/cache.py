@@ -40,13 +40,13 @@ StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
 
 
 def _schema_digest() -> str:
-    """Changes whenever records, the extractor or history answers change: stale entries go."""
-    from hookguard.git import history
-    from hookguard.model import extract, records
-
+    """Changes whenever hookguard's own code changes (records, extractor, history, rules):
+    cached records, history answers and results of another build are never trusted."""
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha1()
-    for module in (records, extract, history):
-        digest.update(Path(module.__file__ or "").read_bytes())
+    for source in sorted(package.rglob("*.py")):
+        if "runtime" not in source.parts:
+            digest.update(source.read_bytes())
     return digest.hexdigest()[:12]
 
 
