@@ -224,3 +224,29 @@ def test_constructor_initialised_fields_readers_that_set_first_and_disabled_hook
     missing = {m["field"]: m for m in found["mod.Replaced.setup"].evidence["missing"]}
     # _avg is set by __init__; _hooks is set by its only reader first; the += update stays.
     assert set(missing) == {"_count"} and missing["_count"]["read_by_base"] is True
+
+
+def test_fields_set_by_the_base_constructor_through_super_init(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"mod.py": """
+        class DDP:
+            def __init__(self, backend=None):
+                self._averager = None
+                self._backend = backend
+
+            def setup(self):
+                self._averager = object()
+                self._backend = "nccl"
+
+            def step(self):
+                if self._averager is None:
+                    return None
+                return self._backend
+
+        class XLA(DDP):
+            def __init__(self):
+                super().__init__(backend="xla")
+
+            def setup(self):
+                pass
+    """})
+    assert bypass(tmp_path) == {}

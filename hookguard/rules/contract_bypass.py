@@ -34,30 +34,49 @@ def _and(outer: str | None, inner: str | None) -> str | None:
 def state_effects(
     project: Project, receiver: ClassInfo, method: MethodRecord
 ) -> dict[str, StateEffect]:
-    """Fields ``method`` sets on ``self``, following ``self.`` calls as ``receiver`` resolves them.
+    """Fields ``method`` sets on ``self``, following ``self.`` and ``super()`` calls as an
+    instance of ``receiver`` would run them.
 
     An unconditional path to a field wins over a conditional one.
     """
     effects: dict[str, StateEffect] = {}
-    seen: set[str] = set()
-    stack: list[tuple[MethodRecord, tuple[str, ...], str | None]] = [(method, (method.name,), None)]
+    mro = [n for n in project.mro(receiver) if isinstance(n, ClassInfo)]
+    seen: set[int] = set()
+    start = next((i for i, c in enumerate(mro) if c.record.methods.get(method.name) is method), 0)
+    stack: list[tuple[int, MethodRecord, tuple[str, ...], str | None]] = [
+        (start, method, (method.name,), None)
+    ]
     while stack:
-        current, via, condition = stack.pop()
-        if current.name in seen and len(via) > 1:
+        owner, current, via, condition = stack.pop()
+        if id(current) in seen:
             continue
-        seen.add(current.name)
+        seen.add(id(current))
         for assign in current.self_assigns:
             effect = StateEffect(assign.attr, via, _and(condition, assign.condition), assign.line)
             known = effects.get(assign.attr)
             if known is None or (known.condition is not None and effect.condition is None):
                 effects[assign.attr] = effect
         for call in current.calls:
-            if call.receiver not in ("self", "cls") or call.name in seen:
+            if call.receiver in ("self", "cls"):
+                found = _resolve_from(mro, 0, call.name)
+            elif call.receiver == "super" and call.explicit_base is None:
+                found = _resolve_from(mro, owner + 1, call.name)
+            else:
                 continue
-            target = _resolve(project, receiver, call.name)
-            if target is not None:
-                stack.append((target, (*via, call.name), _and(condition, call.condition)))
+            if found is not None:
+                index, target = found
+                stack.append((index, target, (*via, call.name), _and(condition, call.condition)))
     return effects
+
+
+def _resolve_from(
+    mro: list[ClassInfo], start: int, name: str
+) -> tuple[int, MethodRecord] | None:
+    for index in range(start, len(mro)):
+        method = mro[index].record.methods.get(name)
+        if method is not None:
+            return index, method
+    return None
 
 
 def _resolve(project: Project, receiver: ClassInfo, name: str) -> MethodRecord | None:
