@@ -248,5 +248,18 @@ def test_fields_set_by_the_base_constructor_through_super_init(tmp_path: Path) -
 
             def setup(self):
                 pass
+
+        class Lazy:
+            cache = None  # a class-level default: always present
+
+            def setup(self):
+                self.cache = {}
+
+            def get(self):
+                return self.cache
+
+        class NoSetup(Lazy):
+            def setup(self):
+                pass
     """})
     assert bypass(tmp_path) == {}

@@ -170,6 +170,9 @@ class ContractBypass(Rule):
         provided = set(state_effects(project, info, method))
         provided |= _set_on_subclass_side(project, info, ancestor, method.name)
         provided |= _initialised(project, info, base.name)
+        for node in project.mro(info):  # a class-level default makes the field always present
+            if isinstance(node, ClassInfo):
+                provided |= node.record.attributes
         missing: dict[str, StateEffect] = {}
         consumers: dict[str, tuple[str, ...]] = {}
         if contract is not None:
