@@ -168,23 +168,34 @@ class _FileReferences:
         self.dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be it
 
     def visit(self, node: ast.AST) -> None:
-        if isinstance(node, ast.Attribute):
-            value = node.value
-            if not (
-                (isinstance(value, ast.Name) and value.id in ("self", "cls"))
-                or _is_super_call(value)
-            ):
-                self.attrs.add(node.attr)
-        elif isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and node.value.isidentifier():
-                self.literals.add(node.value)
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else (
-                func.attr if isinstance(func, ast.Attribute) else None
-            )
-            if name in _REFLECTIVE_CALLS:
-                self._reflective(name, node.args)
+        kind = type(node)  # exact types: AST classes are never subclassed, and this is hot
+        if kind is ast.Attribute:
+            self.attribute(node)  # type: ignore[arg-type]
+        elif kind is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and value.isidentifier():
+                self.literals.add(value)
+        elif kind is ast.Call:
+            self.call(node)  # type: ignore[arg-type]
+
+    def attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        if not (
+            (type(value) is ast.Name and value.id in ("self", "cls"))
+            or _is_super_call(value)
+        ):
+            self.attrs.add(node.attr)
+
+    def call(self, node: ast.Call) -> None:
+        if not node.args:
+            return
+        func = node.func
+        kind = type(func)
+        name = func.id if kind is ast.Name else (  # type: ignore[attr-defined]
+            func.attr if kind is ast.Attribute else None  # type: ignore[attr-defined]
+        )
+        if name in _REFLECTIVE_CALLS:
+            self._reflective(name, node.args)
 
     def _reflective(self, name: str, args: list[ast.expr]) -> None:
         receiver = args[0]
@@ -297,33 +308,61 @@ class _MethodScanner:
             self.refs.add(node.attr)
 
     def _expr(self, expr: ast.expr, condition: str | None) -> None:
-        visit = self.file_refs.visit
-        for node in walk(expr):
-            visit(node)
-            if isinstance(node, ast.Attribute):
-                if _is_super_call(node.value):
-                    self.refs.add(node.attr)
-                elif self._is_receiver(node.value):
-                    self.refs.add(node.attr)
-                    if isinstance(node.ctx, ast.Load) and self._is_self(node.value):
-                        self.reads.add(node.attr)
-            elif isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Attribute):
-                    self._call(node, condition)
-                elif (
-                    isinstance(node.func, ast.Name)
-                    and node.func.id in _REFLECTIVE_CALLS
-                    and len(node.args) > 1
-                    and self._is_receiver(node.args[0])
-                ):
-                    self._reflective(node.args[1])
-                    literal = node.args[1]
-                    if (
-                        isinstance(literal, ast.Constant)
-                        and isinstance(literal.value, str)
-                        and (node.func.id == "hasattr" or len(node.args) > 2)
-                    ):
-                        self.guarded.add(literal.value)
+        refs = self.file_refs
+        stack: list[ast.AST] = [expr]
+        pop, push, node_type = stack.pop, stack.append, ast.AST
+        while stack:  # the extractor's hottest loop: an inlined walk with exact-type dispatch
+            node = pop()
+            kind = type(node)
+            if kind is ast.Attribute:
+                refs.attribute(node)  # type: ignore[arg-type]
+                self._attribute(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                refs.call(node)  # type: ignore[arg-type]
+                self._any_call(node, condition)  # type: ignore[arg-type]
+            elif kind is ast.Constant:
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is str and value.isidentifier():
+                    refs.literals.add(value)
+                continue
+            elif kind is ast.Name:
+                continue
+            for name in node._fields:
+                if name == "ctx":
+                    continue
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            push(item)
+                elif isinstance(value, node_type):
+                    push(value)
+
+    def _attribute(self, node: ast.Attribute) -> None:
+        if _is_super_call(node.value):
+            self.refs.add(node.attr)
+        elif self._is_receiver(node.value):
+            self.refs.add(node.attr)
+            if isinstance(node.ctx, ast.Load) and self._is_self(node.value):
+                self.reads.add(node.attr)
+
+    def _any_call(self, node: ast.Call, condition: str | None) -> None:
+        if isinstance(node.func, ast.Attribute):
+            self._call(node, condition)
+        elif (
+            isinstance(node.func, ast.Name)
+            and node.func.id in _REFLECTIVE_CALLS
+            and len(node.args) > 1
+            and self._is_receiver(node.args[0])
+        ):
+            self._reflective(node.args[1])
+            literal = node.args[1]
+            if (
+                isinstance(literal, ast.Constant)
+                and isinstance(literal.value, str)
+                and (node.func.id == "hasattr" or len(node.args) > 2)
+            ):
+                self.guarded.add(literal.value)
 
     def _reflective(self, name: ast.expr) -> None:
         """``getattr(self, ...)``: a reference that resolves within this class's family."""
