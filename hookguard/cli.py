@@ -14,6 +14,7 @@ from hookguard import __version__
 from hookguard.errors import UsageError
 
 if TYPE_CHECKING:
+    from hookguard.engine import Options
     from hookguard.findings import Finding, InputError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -136,17 +137,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE  # pragma: no cover - parser.error exits
 
 
-def _audit(args: argparse.Namespace) -> int:
-    from hookguard.engine import Options, audit
+def options_from(args: argparse.Namespace) -> Options:
+    """The engine options of the shared flags (see :func:`_common`)."""
+    from hookguard.engine import Options
 
-    options = Options(
+    return Options(
         use_cache=not args.no_cache,
         history=not args.no_history,
         contracts=tuple(args.contracts),
         workers=args.jobs,
         select=tuple(args.select),
     )
-    result = audit(args.paths or [Path.cwd()], options)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from hookguard.engine import audit
+
+    result = audit(args.paths or [Path.cwd()], options_from(args))
     summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
     emit(args, result.findings, result.errors, result.notes, summary, result.root)
     return exit_code(result.findings, args.exit_zero)

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from hookguard.cli import EXIT_USAGE, emit, exit_code, summarise
-from hookguard.engine import Options
+from hookguard.cli import EXIT_USAGE, emit, exit_code, options_from, summarise
 from hookguard.gate import GateError, run_gate
 
 
 def run_check(args: argparse.Namespace) -> int:
     import sys
 
-    options = Options(
-        use_cache=not args.no_cache,
-        history=not args.no_history,
-        contracts=tuple(args.contracts),
-        workers=args.jobs,
-        select=tuple(args.select),
-    )
     try:
-        result = run_gate(args.repo, args.base, args.head, args.staged, options)
+        result = run_gate(args.repo, args.base, args.head, args.staged, options_from(args))
     except GateError as exc:
         print(f"hookguard: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -31,19 +31,21 @@ MAX_BODY_LINES = 256
 SKETCH_SIZE = 24
 
 
-def walk(root: ast.AST) -> Iterator[ast.AST]:
+def walk(root: ast.AST, prune: frozenset[int] | set[int] = frozenset()) -> Iterator[ast.AST]:
     """Every node under ``root`` (itself included), in no particular order.
 
     About twice as fast as :func:`ast.walk`: a plain stack, and expression contexts
-    (``Load``/``Store``) are skipped. This is the extractor's hot loop.
+    (``Load``/``Store``) are skipped. The ``body`` of nodes whose ``id`` is in ``prune`` is not
+    entered (methods the scanner has already visited).
     """
     stack = [root]
     pop, push, node_type = stack.pop, stack.append, ast.AST
     while stack:
         node = pop()
         yield node
+        pruned = id(node) in prune
         for name in node._fields:
-            if name == "ctx":
+            if name == "ctx" or (pruned and name == "body"):
                 continue
             value = getattr(node, name, None)
             if type(value) is list:
@@ -600,23 +602,9 @@ class _FileExtractor:
     # -- references -----------------------------------------------------------------------
     def _scan_references(self, tree: ast.Module) -> None:
         """Visit every node the method scanner has not: module code, class bodies, signatures."""
-        visit, skip = self.references.visit, self.method_nodes
-        stack: list[ast.AST] = [tree]
-        pop, push, node_type = stack.pop, stack.append, ast.AST
-        while stack:
-            node = pop()
+        visit = self.references.visit
+        for node in walk(tree, prune=self.method_nodes):
             visit(node)
-            scanned = id(node) in skip
-            for name in node._fields:
-                if name == "ctx" or (scanned and name == "body"):
-                    continue
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    for item in value:
-                        if isinstance(item, node_type):
-                            push(item)
-                elif isinstance(value, node_type):
-                    push(value)
 
 
 def _digest(hashes: tuple[int, ...]) -> bytes:
