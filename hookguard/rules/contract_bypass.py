@@ -167,12 +167,19 @@ class ContractBypass(Rule):
     ) -> Finding | None:
         project = ctx.project
         required = state_effects(project, info, base)
+        if contract is None and not required:
+            return None  # the base hook sets no state: nothing to bypass
+        # Cheapest sources of provided fields first; stop as soon as nothing is missing.
         provided = set(state_effects(project, info, method))
+        if contract is None and required.keys() <= provided:
+            return None
         provided |= _set_on_subclass_side(project, info, ancestor, method.name)
-        provided |= _initialised(project, info, base.name)
         for node in project.mro(info):  # a class-level default makes the field always present
             if isinstance(node, ClassInfo):
                 provided |= node.record.attributes
+        if contract is None and required.keys() <= provided:
+            return None
+        provided |= _initialised(project, info, base.name)
         missing: dict[str, StateEffect] = {}
         consumers: dict[str, tuple[str, ...]] = {}
         if contract is not None:

@@ -13,7 +13,7 @@ from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, P
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
-CallIndex = dict[str, dict[str, list[tuple[MethodRecord, CallSite]]]]
+CallsByName = dict[str, list[tuple[MethodRecord, CallSite]]]
 
 
 class SignatureDrift(Rule):
@@ -72,7 +72,7 @@ class SignatureDrift(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         project = ctx.project
-        calls = _index_calls(project)
+        calls = _CallIndex()
         for info in ctx.classes():
             ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
             if not ancestors:
@@ -101,7 +101,7 @@ class SignatureDrift(Rule):
     def _proven(
         self,
         project: Project,
-        calls: CallIndex,
+        calls: _CallIndex,
         info: ClassInfo,
         ancestors: list[ClassInfo],
         method: MethodRecord,
@@ -110,7 +110,7 @@ class SignatureDrift(Rule):
             return None
         failures: list[tuple[ClassInfo, MethodRecord, CallSite, BindResult]] = []
         for ancestor in ancestors:
-            for caller, call in calls.get(ancestor.fq, {}).get(method.name, ()):
+            for caller, call in calls.of(ancestor).get(method.name, ()):
                 if call.receiver == "super":
                     continue  # a super() call in an ancestor never reaches a subclass override
                 if not _caller_runs_for(project, info, ancestor, caller):
@@ -311,14 +311,23 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
     return None
 
 
-def _index_calls(project: Project) -> CallIndex:
-    index: CallIndex = defaultdict(lambda: defaultdict(list))
-    for info in project.classes.values():
-        for method in info.record.methods.values():
-            for call in method.calls:
-                if call.receiver in ("self", "cls", "super"):
-                    index[info.fq][call.name].append((method, call))
-    return index
+class _CallIndex:
+    """A class's ``self``/``cls``/``super()`` calls by callee name, built on first use: a gate
+    run that checks one family never indexes the rest of the checkout."""
+
+    def __init__(self) -> None:
+        self._by_class: dict[str, CallsByName] = {}
+
+    def of(self, info: ClassInfo) -> CallsByName:
+        index = self._by_class.get(info.fq)
+        if index is None:
+            index = defaultdict(list)
+            for method in info.record.methods.values():
+                for call in method.calls:
+                    if call.receiver in ("self", "cls", "super"):
+                        index[call.name].append((method, call))
+            self._by_class[info.fq] = index
+        return index
 
 
 def _caller_runs_for(
