@@ -444,17 +444,6 @@ def check_expression(text: str, *, dimension: bool = False) -> ast.Expression:
     return tree
 
 
-def dimension_names(dim: Dim) -> tuple[str, ...]:
-    """Names a shape dimension refers to, in order of first appearance."""
-    if isinstance(dim, int) or dim in ("*", "..."):
-        return ()
-    names: list[str] = []
-    for node in ast.walk(ast.parse(dim.strip(), mode="eval")):
-        if isinstance(node, ast.Name) and node.id not in names:
-            names.append(node.id)
-    return tuple(names)
-
-
 # --------------------------------------------------------------------------------------------
 # Line numbers: tomllib gives none, so find each table and key in the text
 # --------------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from hookguard.git.repo import Repo
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import Project
-from hookguard.model.records import FileRecord
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules import ALL_RULES, RuleContext
 
@@ -46,10 +45,6 @@ class AuditResult:
     seconds: float = 0.0
     contracts: list[HookContract] = field(default_factory=list)
     git_logs: int = 0  # ``git log`` runs for history evidence (0 when all came from the cache)
-
-    @property
-    def has_errors(self) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.findings)
 
 
 @dataclass
@@ -232,4 +227,4 @@ def in_scope(path: str, scopes: Sequence[str]) -> bool:
     return any(not s or path == s or path.startswith(s + "/") for s in scopes)
 
 
-__all__ = ["AuditResult", "FileRecord", "Options", "Workspace", "audit", "run_rules"]
+__all__ = ["AuditResult", "Options", "Workspace", "audit", "run_rules"]

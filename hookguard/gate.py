@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
-from hookguard.findings import Finding, InputError, Severity
+from hookguard.findings import Finding, InputError
 from hookguard.git.history import HistoryIndex, HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_blobs
-from hookguard.model.project import ClassInfo, Project
+from hookguard.model.project import Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import PathFilter
 
@@ -44,10 +44,6 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     stats: LoadStats = field(default_factory=LoadStats)
     seconds: float = 0.0
-
-    @property
-    def has_errors(self) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.findings)
 
 
 def _missing_revision(rev: str, repo: Repo) -> GateError:
@@ -255,4 +251,4 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
     return affected
 
 
-__all__ = ["ClassInfo", "GateError", "GateResult", "hook_changes", "run_gate"]
+__all__ = ["GateError", "GateResult", "hook_changes", "run_gate"]

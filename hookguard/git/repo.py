@@ -132,9 +132,3 @@ class Repo:
         except GitError:
             return ""
         return out.decode(errors="replace").strip()
-
-    def commit_subject(self, rev: str) -> tuple[str, str]:
-        """(short sha, subject) of a commit."""
-        out = self.git("show", "-s", "--format=%h%x00%s", rev).decode(errors="replace")
-        short, _, subject = out.strip().partition("\0")
-        return short, subject

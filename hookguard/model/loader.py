@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from hookguard.model.cache import RecordCache
@@ -26,7 +26,6 @@ class LoadStats:
     files: int = 0
     parsed: int = 0
     cached: int = 0
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

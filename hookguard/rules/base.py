@@ -157,11 +157,5 @@ class Rule(ABC):
         )
 
 
-def class_methods(project: Project) -> Iterator[tuple[ClassInfo, MethodRecord]]:
-    for info in project.classes.values():
-        for method in info.record.methods.values():
-            yield info, method
-
-
 def is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
