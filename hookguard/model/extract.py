@@ -17,10 +17,12 @@ from hookguard.model.records import (
     CallSite,
     ClassRecord,
     FileRecord,
+    LazyMethods,
     MethodKind,
     MethodRecord,
     Param,
     ParamKind,
+    method_mentions,
 )
 
 _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
@@ -510,21 +512,24 @@ class _FileExtractor:
         attributes: set[str] = set()
         refs: set[str] = set()
         prefixes: set[str] = set()
+        methods: dict[str, MethodRecord] = {}
         for stmt in _class_body(node.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 method = self._method(stmt, refs, prefixes)
                 if method is None:
                     continue
-                existing = record.methods.get(method.name)
+                existing = methods.get(method.name)
                 # A later ``def`` wins, as in Python, except a property's setter/deleter.
                 if existing is None or existing.kind is not MethodKind.PROPERTY:
-                    record.methods[method.name] = method
+                    methods[method.name] = method
             elif isinstance(stmt, ast.ClassDef):
                 attributes.add(stmt.name)
                 self._class(stmt, f"{qualname}.", in_function)
             else:
                 attributes.update(_bound_names(stmt))
-        record.attributes = frozenset(attributes - record.methods.keys())
+        record.methods = LazyMethods(methods)
+        record.mentions = frozenset(refs.union(*map(method_mentions, methods.values())))
+        record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)
 

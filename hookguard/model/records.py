@@ -9,6 +9,8 @@ content hash, shipped between processes and merged into a :class:`~hookguard.mod
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -119,6 +121,89 @@ class MethodRecord:
         return f"{self.name}({', '.join(parts)})"
 
 
+def _mentions(method: MethodRecord) -> Iterator[str]:
+    yield method.name
+    yield from (call.name for call in method.calls)
+    yield from (assign.attr for assign in method.self_assigns)
+    yield from method.self_reads
+    yield from method.guarded
+
+
+def method_mentions(method: MethodRecord) -> frozenset[str]:
+    """The names ``method`` defines or uses on its class: itself, the methods it calls on
+    ``self``/``cls``/``super()``, the fields it reads, guards and sets."""
+    return frozenset(_mentions(method))
+
+
+class LazyMethods(Mapping[str, MethodRecord]):
+    """A class's methods by name, whose records are unpickled only when first read.
+
+    The names are known at once, so ``name in methods`` and iteration cost nothing; a warm run
+    that checks a few classes never unpickles the methods of all the others.
+    """
+
+    __slots__ = ("_blob", "_data", "_names")
+
+    def __init__(self, data: dict[str, MethodRecord]) -> None:
+        self._data: dict[str, MethodRecord] | None = data
+        self._names: dict[str, None] = dict.fromkeys(data)
+        self._blob: bytes | None = None
+
+    @classmethod
+    def _restore(cls, names: tuple[str, ...], blob: bytes) -> LazyMethods:
+        lazy = cls.__new__(cls)
+        lazy._names = dict.fromkeys(names)
+        lazy._blob = blob
+        lazy._data = None
+        return lazy
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        blob = self._blob
+        if blob is None:
+            blob = pickle.dumps(self._data, protocol=pickle.HIGHEST_PROTOCOL)
+        return (LazyMethods._restore, (tuple(self._names), blob))
+
+    @property
+    def loaded(self) -> dict[str, MethodRecord]:
+        data = self._data
+        if data is None:
+            assert self._blob is not None
+            data = self._data = pickle.loads(self._blob)
+        return data
+
+    def __getitem__(self, name: str) -> MethodRecord:
+        if name not in self._names:
+            raise KeyError(name)
+        return self.loaded[name]
+
+    def get(self, name: str, default: MethodRecord | None = None) -> MethodRecord | None:  # type: ignore[override]
+        if name not in self._names:
+            return default
+        return self.loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyMethods):
+            return self._names == other._names and (
+                self._blob == other._blob if self._data is None and other._data is None
+                else self.loaded == other.loaded
+            )
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyMethods({list(self._names)})"
+
+
 @dataclass(slots=True)
 class ClassRecord:
     qualname: str  # dotted within the module: ``Outer.Inner``, ``factory.<locals>.Local``
@@ -126,11 +211,15 @@ class ClassRecord:
     line: int
     col: int
     bases: tuple[str, ...]  # dotted names as written; ``?`` for expressions we cannot name
-    methods: dict[str, MethodRecord] = field(default_factory=dict)
+    methods: Mapping[str, MethodRecord] = field(default_factory=dict)
     attributes: frozenset[str] = frozenset()  # names bound in the class body that are not defs
     self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
     self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function
+    # Every name its methods define or use on the class (see :func:`method_mentions`), and its
+    # ``self_refs``: what an incremental run compares a change against without unpickling
+    # the methods.
+    mentions: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
