@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.repo import Repo
+from hookguard.incremental import STATE_VERSION, AuditState, affected_classes, class_of
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import Project
+from hookguard.model.records import FileRecord
 from hookguard.model.sources import WorktreeSnapshot
-from hookguard.rules import ALL_RULES, RuleContext
+from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -45,6 +47,7 @@ class AuditResult:
     seconds: float = 0.0
     contracts: list[HookContract] = field(default_factory=list)
     git_logs: int = 0  # ``git log`` runs for history evidence (0 when all came from the cache)
+    rechecked: int | None = None  # classes re-checked by an incremental run; None: all were
 
 
 @dataclass
@@ -100,9 +103,11 @@ def run_rules(
     history: HistoryIndex | None,
     changes: Sequence[HookChange] = (),
     select: Sequence[str] = (),
-    only: frozenset[str] | None = None,
+    only: Collection[str] | None = None,
 ) -> list[Finding]:
-    ctx = RuleContext(project, config, contracts, history, list(changes), only)
+    """Run the enabled rules; ``only`` limits the per-class rules to those classes."""
+    ctx = RuleContext(project, config, contracts, history, list(changes),
+                      frozenset(only) if only is not None else None)
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:
@@ -152,6 +157,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
                 notes=[*notes, *cache.warnings], stats=LoadStats(files=len(paths),
                                                                  cached=len(paths)),
                 project=None, seconds=time.perf_counter() - started, contracts=contracts,
+                rechecked=0,
             )
     records, stats = load_worktree(
         workspace.root, paths, cache, config.max_file_size, options.workers, keys
@@ -162,9 +168,22 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         history, note = open_history(workspace.repo, cache)
         if note:
             notes.append(note)
-    findings = run_rules(project, config, contracts, history, select=options.select)
+    inputs = _inputs_digest(workspace, contracts, use_history, options)
+    state = cache.get_state() if cache is not None else None
+    rerun = None
+    if isinstance(state, AuditState) and state.version == STATE_VERSION and (
+        state.inputs == inputs
+    ):
+        assert cache is not None
+        rerun = _affected_since(state, project, keys, cache)
+    findings = run_rules(project, config, contracts, history, select=options.select, only=rerun)
+    if rerun is not None:
+        assert isinstance(state, AuditState)
+        findings = _merge(state, findings, rerun)
     if history is not None:
         notes.extend(history.errors)
+    if cache is not None:
+        cache.put_state(_state_of(inputs, keys, findings))
     findings = [f for f in findings if in_scope(f.path, scopes)]
     errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
     if cache is not None:
@@ -181,6 +200,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         seconds=time.perf_counter() - started,
         contracts=contracts,
         git_logs=history.git_logs if history is not None else 0,
+        rechecked=len(rerun) if rerun is not None else None,
     )
 
 
@@ -196,12 +216,54 @@ def _result_key(
     digest = hashlib.sha256()
     for path, key in keys.items():
         digest.update(f"{path}\0{key if isinstance(key, str) else 'unreadable'}\n".encode())
+    digest.update(_inputs_digest(workspace, contracts, use_history, options).encode())
+    digest.update(repr(tuple(scopes)).encode())
+    return digest.hexdigest()
+
+
+def _inputs_digest(
+    workspace: Workspace, contracts: list[HookContract], use_history: bool, options: Options
+) -> str:
+    """A digest of what findings depend on besides the files: config, contracts, HEAD, options."""
     head = ""
     if use_history and workspace.repo is not None and workspace.repo.has_head():
         head = workspace.repo.resolve("HEAD")
-    digest.update(repr((workspace.config, contracts, head, options.select, tuple(scopes),
-                        use_history)).encode())
-    return digest.hexdigest()
+    text = repr((workspace.config, contracts, head, options.select, use_history))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _affected_since(
+    state: AuditState, project: Project, keys: dict[str, str | OSError], cache: RecordCache
+) -> set[str] | None:
+    """The classes to re-check since the model ``state`` describes, or None: all of them."""
+    current = {p: k for p, k in keys.items() if isinstance(k, str)}
+    if current.keys() != state.keys.keys():
+        return None  # a file appeared, disappeared or became (un)readable
+    before: dict[str, FileRecord] = {}
+    after: dict[str, FileRecord] = {}
+    for path, key in current.items():
+        if key == state.keys[path]:
+            continue
+        record = project.files[path]
+        old = cache.get((state.keys[path], path, record.module))
+        if old is None:
+            return None
+        before[path], after[path] = old, record
+    return affected_classes(project, before, after)
+
+
+def _merge(state: AuditState, fresh: list[Finding], rerun: set[str]) -> list[Finding]:
+    """The last findings of the classes not re-checked, and the fresh ones."""
+    kept = [f for fq, found in state.by_class.items() if fq not in rerun for f in found]
+    return sorted([*kept, *fresh], key=Finding.sort_key)
+
+
+def _state_of(inputs: str, keys: dict[str, str | OSError], findings: list[Finding]) -> AuditState:
+    state = AuditState(inputs, {p: k for p, k in keys.items() if isinstance(k, str)})
+    for finding in findings:
+        if rule_is_per_class(finding.code):
+            state.by_class.setdefault(class_of(finding), []).append(finding)
+    return state
 
 
 def open_history(

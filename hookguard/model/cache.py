@@ -87,6 +87,7 @@ class RecordCache:
         self._history: dict[str, object] = {}
         self._history_used: set[str] = set()
         self._results: dict[str, object] = {}
+        self._state: object | None = None
         self._index_dirty = False
         self._key = _user_key()
         if self._key is None:
@@ -95,7 +96,7 @@ class RecordCache:
         else:
             index = self._read(self.index_file)
             if index is not None:
-                self._stats, self._history, self._results = index
+                self._stats, self._history, self._results, self._state = index
 
     # -- reading ----------------------------------------------------------------------------
     def _read(self, file: Path) -> Any:
@@ -156,6 +157,10 @@ class RecordCache:
         """The whole result of a run whose inputs hash to ``key``, or None."""
         return self._results.get(key)
 
+    def get_state(self) -> object | None:
+        """What the last full model looked like (see :mod:`hookguard.incremental`), or None."""
+        return self._state
+
     def stat_key(self, path: str, mtime_ns: int, size: int) -> str | None:
         entry = self._stats.get(path)
         if entry is not None and entry[0] == mtime_ns and entry[1] == size:
@@ -182,6 +187,10 @@ class RecordCache:
         self._results = {key: value}  # only the latest: it answers "nothing changed"
         self._index_dirty = True
 
+    def put_state(self, value: object) -> None:
+        self._state = value
+        self._index_dirty = True
+
     def save(self) -> None:
         if self._key is None:
             return
@@ -203,7 +212,7 @@ class RecordCache:
                 self._write(self.shard_file(shard), kept)
         if self._index_dirty:
             history = {k: self._history[k] for k in self._history_used}
-            self._write(self.index_file, (self._stats, history, self._results))
+            self._write(self.index_file, (self._stats, history, self._results, self._state))
 
     def _write(self, file: Path, content: object) -> None:
         assert self._key is not None

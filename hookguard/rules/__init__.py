@@ -23,4 +23,10 @@ def rule_by_id(ident: str) -> type[Rule] | None:
     return None
 
 
-__all__ = ["ALL_RULES", "Rule", "RuleContext", "rule_by_id"]
+def rule_is_per_class(code: str) -> bool:
+    """Whether the rule's findings are each about one checked class (see ``Rule.per_class``)."""
+    rule = rule_by_id(code)
+    return rule is not None and rule.per_class
+
+
+__all__ = ["ALL_RULES", "Rule", "RuleContext", "rule_by_id", "rule_is_per_class"]

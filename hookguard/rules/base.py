@@ -115,6 +115,9 @@ class Rule(ABC):
     severity: ClassVar[Severity]
     summary: ClassVar[str]
     autofix: ClassVar[str] = "No autofix."
+    # Each finding is about one class of ``ctx.classes()`` and depends only on what
+    # :mod:`hookguard.incremental` tracks; False for rules that must always run whole.
+    per_class: ClassVar[bool] = True
 
     @abstractmethod
     def check(self, ctx: RuleContext) -> Iterable[Finding]:

@@ -52,6 +52,8 @@ class ContractStale(Rule):
     severity = Severity.ERROR
     summary = "a contract names a class, hook or field the code no longer has"
 
+    per_class = False  # about contracts, not classes: cheap, so always run whole
+
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         yield from check_contracts(self, ctx.project, ctx.contracts, strict=False)
 

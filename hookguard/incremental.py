@@ -1,0 +1,157 @@
+"""Which classes an edit can affect, so a warm audit re-checks only those.
+
+An audit keeps its findings per class (:class:`AuditState`). The next audit compares the old and
+new records of the files that changed and re-runs the per-class rules on the classes whose
+findings could differ; every other class keeps its findings.
+
+Why that is sound. The rules judge a class ``C`` by its own record, by the members of the
+classes in its MRO and, for a few questions, of its descendants, and by checkout-wide name
+indexes (who references or defines a name). They only ever reach a member of another class
+through a name: one of ``C``'s own, or one named by a member already reached (a call on
+``self``, a field read or set, a guard). So the members that can matter to ``C`` are connected to
+``C``'s own names through the names members define and mention. A changed member whose name and
+mentions (before and after) meet no name of any unchanged member in ``C``'s MRO is outside that
+connected part before and after the edit, and ``C``'s findings cannot change. What escapes this
+argument (a changed base list, import, alias or class set, a parse error, a new or deleted
+file) makes :func:`affected_classes` answer ``None``: check everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from hookguard.findings import Finding
+from hookguard.model.project import ClassInfo, Project
+from hookguard.model.records import ClassRecord, FileRecord, MethodRecord, method_mentions
+
+STATE_VERSION = 1
+
+
+@dataclass
+class AuditState:
+    """The last full model's inputs and its findings, grouped by the class they are about."""
+
+    inputs: str  # digest of everything but the files: config, contracts, HEAD, options
+    keys: dict[str, str]  # path -> content key of every file the model was built from
+    by_class: dict[str, list[Finding]] = field(default_factory=dict)  # per-class rules only
+    version: int = STATE_VERSION
+
+
+def class_of(finding: Finding) -> str:
+    """The class a per-class rule's finding is about (its symbol is ``<class fq>.<method>``)."""
+    return finding.symbol.rpartition(".")[0]
+
+
+def _bindings(record: FileRecord) -> object:
+    """What name resolution and the class graph read from a file."""
+    return (
+        record.module,
+        record.is_package,
+        record.error,
+        record.imports,
+        record.star_imports,
+        record.aliases,
+        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes) for c in record.classes],
+    )
+
+
+@dataclass
+class _ClassChange:
+    touched: set[str]  # names of changed members, and what they mention before and after
+    kept: set[str]  # names defined or mentioned by the members that did not change
+
+
+def _member_mentions(member: MethodRecord | None) -> frozenset[str]:
+    return method_mentions(member) if member is not None else frozenset()
+
+
+def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassChange | None:
+    touched: set[str] = set()
+    kept: set[str] = set(old.self_refs & new.self_refs)
+    for name in dict.fromkeys([*old.methods, *new.methods]):
+        before, after = old.methods.get(name), new.methods.get(name)
+        if before == after:
+            kept |= _member_mentions(after)
+            continue
+        touched.add(name)
+        touched |= _member_mentions(before) | _member_mentions(after)
+        if (before is None) != (after is None):
+            definers.add(name)
+    touched |= old.attributes ^ new.attributes
+    kept |= old.attributes & new.attributes
+    touched |= old.self_refs ^ new.self_refs
+    return _ClassChange(touched, kept) if touched else None
+
+
+def affected_classes(
+    project: Project, before: Mapping[str, FileRecord], after: Mapping[str, FileRecord]
+) -> set[str] | None:
+    """Fully qualified names of the classes whose findings may differ between the files
+    ``before`` and ``after`` (both keyed by path; ``project`` is built with ``after``), or None
+    when the change reaches the class graph itself and everything must be checked."""
+    if before.keys() != after.keys():
+        return None
+    affected: set[str] = set()
+    changes: dict[str, _ClassChange] = {}
+    global_names: set[str] = set()  # names whose checkout-wide references or definers changed
+    prefixes: set[str] = set()
+    for path, new in after.items():
+        old = before[path]
+        if _bindings(old) != _bindings(new):
+            return None
+        global_names |= (old.attr_refs ^ new.attr_refs) | (old.string_refs ^ new.string_refs)
+        prefixes |= old.prefix_refs ^ new.prefix_refs
+        prefix = f"{new.module}." if new.module else ""
+        for old_class, new_class in zip(old.classes, new.classes, strict=True):
+            fq = f"{prefix}{new_class.qualname}"
+            info = project.classes.get(fq)
+            if info is None or info.record is not new_class:
+                return None  # shadowed by a class of the same name elsewhere: keep it simple
+            affected.add(fq)
+            change = _compare(old_class, new_class, global_names)
+            if change is not None:
+                changes[fq] = change
+    for fq, change in changes.items():
+        affected |= _reached(project, project.classes[fq], change)
+    if global_names or prefixes:
+        for info in project.classes.values():
+            if info.fq in affected:
+                continue
+            names = info.record.methods
+            if not global_names.isdisjoint(names) or not global_names.isdisjoint(
+                info.record.attributes
+            ) or any(n.startswith(p) for p in prefixes for n in names):
+                affected.add(info.fq)
+    return affected
+
+
+def _reached(project: Project, changed: ClassInfo, change: _ClassChange) -> set[str]:
+    """The ancestors and descendants of ``changed`` whose MRO has an unchanged member that
+    shares a name with the change."""
+    hits: dict[str, bool] = {}
+
+    def meets(info: ClassInfo) -> bool:
+        hit = hits.get(info.fq)
+        if hit is None:
+            if info is changed:
+                hit = not change.touched.isdisjoint(change.kept)
+            else:
+                record = info.record
+                hit = not (
+                    change.touched.isdisjoint(record.mentions)
+                    and change.touched.isdisjoint(record.methods)
+                    and change.touched.isdisjoint(record.attributes)
+                )
+            hits[info.fq] = hit
+        return hit
+
+    related: Iterable[ClassInfo] = (
+        *(n for n in project.ancestors(changed) if isinstance(n, ClassInfo)),
+        *project.descendants(changed),
+    )
+    return {
+        info.fq
+        for info in related
+        if any(meets(node) for node in project.mro(info) if isinstance(node, ClassInfo))
+    }
