@@ -85,8 +85,8 @@ def hook_changes(base: Project, head: Project) -> list[HookChange]:
     changes: list[HookChange] = []
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
-        if before is None or not head.subclasses(after):
-            continue
+        if before is None or before.record is after.record or not head.subclasses(after):
+            continue  # new, unchanged (a blob both trees share is one record), or a leaf
         removed = [m for m in before.record.methods if m not in after.record.methods]
         if not removed:
             continue
@@ -122,7 +122,7 @@ def call_changes(base: Project, head: Project) -> list[CallChange]:
     changes: list[CallChange] = []
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
-        if before is None or not head.subclasses(after):
+        if before is None or before.record is after.record or not head.subclasses(after):
             continue
         for name, method in after.record.methods.items():
             old = before.record.methods.get(name)

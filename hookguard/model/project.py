@@ -216,6 +216,10 @@ class Project:
 
     def _linearise(self, info: ClassInfo) -> tuple[Node, ...]:
         bases = self.bases(info)
+        if len(bases) == 1:  # single inheritance, most classes: C3 is the base's MRO
+            base = bases[0]
+            return (info, *self._mro.get(base.fq, (base,))) if isinstance(
+                base, ClassInfo) else (info, base)
         sequences: list[list[Node]] = [
             list(self._mro.get(b.fq, (b,))) if isinstance(b, ClassInfo) else [b] for b in bases
         ]
