@@ -8,7 +8,8 @@ and min-max over the repetitions) and peak RSS (``ru_maxrss`` of the process tre
 ``wait4``: the largest single process, hookguard's parser workers included, not their sum):
 
 * ``audit`` cold (cache folder deleted first), warm with nothing changed, warm after editing one
-  base-class file;
+  base-class file (a method added to the root base) and, on synthetic checkouts, warm after a
+  root hook's signature changed (the edit that re-checks the most classes);
 * ``check --staged`` with one staged file (the pre-commit hook) and ``check --base HEAD~1`` on a
   one-file diff (reported as n/a while those commands do not exist);
 * the peers on the same package in the same run: mypy (defaults, ``--ignore-missing-imports``,
@@ -319,6 +320,23 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
     measure(audit_cmd(co.target), co.repo)
     log(f"{label}: base-edit audit {_fmt(row.median)}s")
     rows.append(row)
+
+    if co.base_edit_is_method:
+        # A semantic edit: a hook of the root base that the template method calls gains a
+        # parameter. Every subclass overriding a hook of that template is re-checked.
+        row = Row(label, "audit, warm, root hook signature changed", n)
+        hook = re.compile(rf"(def {synth.PLANTED_NEW}\(self[^)]*)\)")
+        for i in range(reps):
+            if _enough(row, reps):
+                break
+            path = co.repo / co.base_file
+            path.write_text(hook.sub(rf"\1, extra_{i}=None)", path.read_text(), count=1))
+            if not _ok(row, measure(audit_cmd(co.target), co.repo)):
+                break
+        _restore(co, co.base_file)
+        measure(audit_cmd(co.target), co.repo)
+        log(f"{label}: hook-signature audit {_fmt(row.median)}s")
+        rows.append(row)
 
     row = Row(label, "pre-commit: check --staged, 1 staged file", n)
     for i in range(reps):

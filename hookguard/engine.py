@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.repo import Repo
-from hookguard.incremental import STATE_VERSION, AuditState, affected_classes, class_of
+from hookguard.incremental import (
+    STATE_VERSION,
+    AuditState,
+    affected_classes,
+    class_of,
+    mentions_path,
+)
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import Project
@@ -249,7 +255,11 @@ def _affected_since(
         if old is None:
             return None
         before[path], after[path] = old, record
-    return affected_classes(project, before, after)
+    affected = affected_classes(project, before, after)
+    if affected is not None and before:
+        affected.update(fq for fq, found in state.by_class.items()
+                        if any(mentions_path(f, before.keys()) for f in found))
+    return affected
 
 
 def _merge(state: AuditState, fresh: list[Finding], rerun: set[str]) -> list[Finding]:

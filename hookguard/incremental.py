@@ -11,14 +11,18 @@ through a name: one of ``C``'s own, or one named by a member already reached (a 
 ``self``, a field read or set, a guard). So the members that can matter to ``C`` are connected to
 ``C``'s own names through the names members define and mention. A changed member whose name and
 mentions (before and after) meet no name of any unchanged member in ``C``'s MRO is outside that
-connected part before and after the edit, and ``C``'s findings cannot change. What escapes this
-argument (a changed base list, import, alias or class set, a parse error, a new or deleted
-file) makes :func:`affected_classes` answer ``None``: check everything.
+connected part before and after the edit, and ``C``'s findings cannot change.
+
+Members are compared without their positions (see :func:`_meaning`); a class whose last findings
+point into a changed file is re-checked for its locations. What escapes the argument (a changed
+base list, import, alias or class set, a parse error, a new or deleted file) makes
+:func:`affected_classes` answer ``None``: check everything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hookguard.findings import Finding
@@ -66,12 +70,38 @@ def _member_mentions(member: MethodRecord | None) -> frozenset[str]:
     return method_mentions(member) if member is not None else frozenset()
 
 
+def _meaning(member: MethodRecord | None) -> object:
+    """A member without its positions: what the rules judge a class by.
+
+    Positions in another class only reach a finding as a location in that class's file, and
+    :func:`mentions_path` re-checks every class whose findings point into a changed file. So an
+    edit that only moves a member (lines added above it) or changes code that names nothing on
+    ``self`` changes no class's findings but those that point at it.
+    """
+    if member is None:
+        return None
+    return (
+        member.name, member.kind, member.params, member.decorators, member.is_override,
+        member.is_abstract, member.is_async, member.self_reads, member.suppressed,
+        member.guarded, member.raises_only, member.skipped,
+        tuple((a.attr, a.condition, a.augmented) for a in member.self_assigns),
+        tuple(c._replace(line=0, col=0) for c in member.calls),
+    )
+
+
+def mentions_path(finding: Finding, paths: Collection[str]) -> bool:
+    """Whether ``finding`` points into one of ``paths`` (its location, related locations,
+    message or evidence)."""
+    text = json.dumps(finding.to_json())
+    return any(path in text for path in paths)
+
+
 def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassChange | None:
     touched: set[str] = set()
     kept: set[str] = set(old.self_refs & new.self_refs)
     for name in dict.fromkeys([*old.methods, *new.methods]):
         before, after = old.methods.get(name), new.methods.get(name)
-        if before == after:
+        if _meaning(before) == _meaning(after):
             kept |= _member_mentions(after)
             continue
         touched.add(name)

@@ -109,6 +109,22 @@ def test_a_new_keyword_at_the_base_call_site_reaches_the_override(family: GitRep
     assert warm.findings == []
 
 
+def test_lines_moved_in_a_base_recheck_only_findings_that_point_there(family: GitRepo) -> None:
+    base = family.root / "pkg/base.py"
+    base.write_text("# a comment\n" + base.read_text())
+    warm, _ = _warm_and_scratch(family.root)
+    assert warm.rechecked == 1  # every member moved, none changed: only Base itself
+    base.write_text(base.read_text().replace("self.prepare(x)", "self.prepare(x, device=None)"))
+    warm, _ = _warm_and_scratch(family.root)
+    [finding] = warm.findings
+    assert finding.related[0].path == "pkg/base.py"
+    line = finding.related[0].line
+    base.write_text("# another\n# and another\n" + base.read_text())
+    warm, _ = _warm_and_scratch(family.root)
+    assert warm.rechecked == 2  # Base, and A: its finding points into base.py
+    assert warm.findings[0].related[0].line == line + 2
+
+
 def test_state_set_in_a_helper_reaches_the_override_that_skips_it(family: GitRepo) -> None:
     # The base hook now sets more state through a helper: B's re-implementation skips it.
     base = family.root / "pkg/base.py"
