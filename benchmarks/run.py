@@ -40,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -270,6 +270,21 @@ def _unavailable(sample: Sample) -> str | None:
     return None
 
 
+def _edited_audits(co: Checkout, reps: int, scenario: str, edit: Callable[[int], None]) -> Row:
+    """Warm audits, each after ``edit(i)`` of the base file; the file is restored after."""
+    row = Row(co.label, scenario, co.files)
+    for i in range(reps):
+        if _enough(row, reps):
+            break
+        edit(i)
+        if not _ok(row, measure(audit_cmd(co.target), co.repo)):
+            break
+    _restore(co, co.base_file)
+    measure(audit_cmd(co.target), co.repo)
+    log(f"{co.label}: {scenario}: {_fmt(row.median)}s")
+    return row
+
+
 def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) -> None:
     label, n = co.label, co.files
 
@@ -305,38 +320,26 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
     log(f"{label}: warm audit {_fmt(row.median)}s")
     rows.append(row)
 
-    row = Row(label, "audit, warm, 1 base file edited", n)
-    for i in range(reps):
-        if _enough(row, reps):
-            break
-        if co.base_edit_is_method:  # the file ends inside its last class: add a hook to it
-            text = f"\n    def _bench_hook_{i}(self, value=None):\n        return value\n"
-        else:
-            text = f"\n\ndef _bench_edit_{i}():\n    return {i}\n"
-        _append(co, co.base_file, text)
-        if not _ok(row, measure(audit_cmd(co.target), co.repo)):
-            break
-    _restore(co, co.base_file)
-    measure(audit_cmd(co.target), co.repo)
-    log(f"{label}: base-edit audit {_fmt(row.median)}s")
-    rows.append(row)
+    def add_hook(i: int) -> None:  # the file ends inside its last class: add a hook to it
+        _append(co, co.base_file, f"\n    def _bench_hook_{i}(self, value=None):\n"
+                                  "        return value\n")
 
+    def add_function(i: int) -> None:
+        _append(co, co.base_file, f"\n\ndef _bench_edit_{i}():\n    return {i}\n")
+
+    rows.append(_edited_audits(co, reps, "audit, warm, 1 base file edited",
+                               add_hook if co.base_edit_is_method else add_function))
     if co.base_edit_is_method:
         # A semantic edit: a hook of the root base that the template method calls gains a
         # parameter. Every subclass overriding a hook of that template is re-checked.
-        row = Row(label, "audit, warm, root hook signature changed", n)
         hook = re.compile(rf"(def {synth.PLANTED_NEW}\(self[^)]*)\)")
-        for i in range(reps):
-            if _enough(row, reps):
-                break
+
+        def widen_hook(i: int) -> None:
             path = co.repo / co.base_file
             path.write_text(hook.sub(rf"\1, extra_{i}=None)", path.read_text(), count=1))
-            if not _ok(row, measure(audit_cmd(co.target), co.repo)):
-                break
-        _restore(co, co.base_file)
-        measure(audit_cmd(co.target), co.repo)
-        log(f"{label}: hook-signature audit {_fmt(row.median)}s")
-        rows.append(row)
+
+        rows.append(_edited_audits(co, reps, "audit, warm, root hook signature changed",
+                                   widen_hook))
 
     row = Row(label, "pre-commit: check --staged, 1 staged file", n)
     for i in range(reps):

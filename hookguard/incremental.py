@@ -170,6 +170,7 @@ def _reached(project: Project, changed: ClassInfo, change: _ClassChange) -> set[
                 record = info.record
                 hit = not (
                     change.touched.isdisjoint(record.mentions)
+                    and change.touched.isdisjoint(record.self_refs)
                     and change.touched.isdisjoint(record.methods)
                     and change.touched.isdisjoint(record.attributes)
                 )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hookguard import __version__
-from hookguard.model.records import FileRecord
+from hookguard.model.records import FileRecord, blob_pickling
 
 CACHE_DIR_NAME = ".hookguard_cache"
 _MAGIC = b"HOOKGUARD-CACHE-1\n"
@@ -216,7 +216,8 @@ class RecordCache:
 
     def _write(self, file: Path, content: object) -> None:
         assert self._key is not None
-        payload = pickle.dumps((self.stamp, content), protocol=pickle.HIGHEST_PROTOCOL)
+        with blob_pickling():
+            payload = pickle.dumps((self.stamp, content), protocol=pickle.HIGHEST_PROTOCOL)
         digest = hmac.new(self._key, payload, hashlib.sha256).digest()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,12 @@ from hookguard.model.records import (
     CallSite,
     ClassRecord,
     FileRecord,
-    LazyMethods,
     MethodKind,
     MethodRecord,
     Param,
     ParamKind,
     method_mentions,
+    share_method_tables,
 )
 
 _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
@@ -457,6 +457,7 @@ class _FileExtractor:
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
         record.prefix_refs = frozenset(refs.prefixes)
         record.module_names = frozenset(module_names)
+        share_method_tables(record)
         return record
 
     # -- scopes ---------------------------------------------------------------------------
@@ -527,8 +528,10 @@ class _FileExtractor:
                 self._class(stmt, f"{qualname}.", in_function)
             else:
                 attributes.update(_bound_names(stmt))
-        record.methods = LazyMethods(methods)
-        record.mentions = frozenset(refs.union(*map(method_mentions, methods.values())))
+        record.methods = methods
+        record.mentions = frozenset(
+            set().union(*map(method_mentions, methods.values())) - refs - methods.keys()
+        )
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)

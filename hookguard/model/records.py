@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -135,40 +136,95 @@ def method_mentions(method: MethodRecord) -> frozenset[str]:
     return frozenset(_mentions(method))
 
 
-class LazyMethods(Mapping[str, MethodRecord]):
-    """A class's methods by name, whose records are unpickled only when first read.
+_blob_pickling = False
 
-    The names are known at once, so ``name in methods`` and iteration cost nothing; a warm run
-    that checks a few classes never unpickles the methods of all the others.
+
+@contextmanager
+def blob_pickling() -> Iterator[None]:
+    """Pickle :class:`MethodTables` as blobs unpickled on first read: the cache's format.
+
+    Elsewhere (records sent back by parser processes) they are pickled inline, so their strings
+    stay shared with the rest of the stream: a cold run that reads every class keeps one copy of
+    each name per batch of files, not one per file.
     """
+    global _blob_pickling
+    previous, _blob_pickling = _blob_pickling, True
+    try:
+        yield
+    finally:
+        _blob_pickling = previous
 
-    __slots__ = ("_blob", "_data", "_names")
 
-    def __init__(self, data: dict[str, MethodRecord]) -> None:
-        self._data: dict[str, MethodRecord] | None = data
-        self._names: dict[str, None] = dict.fromkeys(data)
+class MethodTables:
+    """The method tables of all classes of one file. In the cache they are one blob, unpickled on
+    the first read of any of them: a run that reads few classes never unpickles the methods of
+    the others."""
+
+    __slots__ = ("_blob", "_tables")
+
+    def __init__(self, tables: list[dict[str, MethodRecord]]) -> None:
+        self._tables: list[dict[str, MethodRecord]] | None = tables
         self._blob: bytes | None = None
 
     @classmethod
-    def _restore(cls, names: tuple[str, ...], blob: bytes) -> LazyMethods:
+    def _restore(cls, blob: bytes) -> MethodTables:
+        tables = cls.__new__(cls)
+        tables._blob = blob
+        tables._tables = None
+        return tables
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        if not _blob_pickling:
+            return (MethodTables, (self._all(),))
+        blob = self._blob
+        if blob is None:
+            blob = pickle.dumps(self._tables, protocol=pickle.HIGHEST_PROTOCOL)
+        return (MethodTables._restore, (blob,))
+
+    def _all(self) -> list[dict[str, MethodRecord]]:
+        tables = self._tables
+        if tables is None:
+            assert self._blob is not None
+            tables = self._tables = pickle.loads(self._blob)
+            self._blob = None  # one copy in memory: the records, or their pickle
+        return tables
+
+    def table(self, index: int) -> dict[str, MethodRecord]:
+        return self._all()[index]
+
+
+class LazyMethods(Mapping[str, MethodRecord]):
+    """A class's methods by name (its table in the file's :class:`MethodTables`).
+
+    The names are known at once, so ``name in methods`` and iteration cost nothing; the records
+    are unpickled when one is first read.
+    """
+
+    __slots__ = ("_data", "_index", "_names", "_tables")
+
+    def __init__(self, tables: MethodTables, index: int) -> None:
+        self._tables = tables
+        self._index = index
+        self._data: dict[str, MethodRecord] | None = tables.table(index)
+        self._names: dict[str, None] = dict.fromkeys(self._data)
+
+    @classmethod
+    def _restore(cls, names: tuple[str, ...], tables: MethodTables, index: int) -> LazyMethods:
         lazy = cls.__new__(cls)
         lazy._names = dict.fromkeys(names)
-        lazy._blob = blob
+        lazy._tables = tables
+        lazy._index = index
         lazy._data = None
         return lazy
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        blob = self._blob
-        if blob is None:
-            blob = pickle.dumps(self._data, protocol=pickle.HIGHEST_PROTOCOL)
-        return (LazyMethods._restore, (tuple(self._names), blob))
+        return (LazyMethods._restore, (tuple(self._names), self._tables, self._index))
 
     @property
     def loaded(self) -> dict[str, MethodRecord]:
         data = self._data
         if data is None:
-            assert self._blob is not None
-            data = self._data = pickle.loads(self._blob)
+            data = self._data = self._tables.table(self._index)
         return data
 
     def __getitem__(self, name: str) -> MethodRecord:
@@ -191,17 +247,24 @@ class LazyMethods(Mapping[str, MethodRecord]):
         return len(self._names)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyMethods):
-            return self._names == other._names and (
-                self._blob == other._blob if self._data is None and other._data is None
-                else self.loaded == other.loaded
-            )
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+        if isinstance(other, Mapping):
+            return self._names.keys() == other.keys() and dict(self.items()) == dict(
+                other.items())
+        return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"LazyMethods({list(self._names)})"
+
+
+def share_method_tables(record: FileRecord) -> None:
+    """Make ``record``'s classes' methods lazy, in one :class:`MethodTables` for the file."""
+    if not record.classes:
+        return
+    tables = MethodTables([dict(c.methods) for c in record.classes])
+    for index, klass in enumerate(record.classes):
+        klass.methods = LazyMethods(tables, index)
 
 
 @dataclass(slots=True)
@@ -216,9 +279,9 @@ class ClassRecord:
     self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
     self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function
-    # Every name its methods define or use on the class (see :func:`method_mentions`), and its
-    # ``self_refs``: what an incremental run compares a change against without unpickling
-    # the methods.
+    # The names its methods use on the class (see :func:`method_mentions`) that are neither
+    # ``self_refs`` nor method names, kept apart to stay small: with those, what an incremental
+    # run compares a change against without unpickling the methods.
     mentions: frozenset[str] = frozenset()
 
 
