@@ -183,13 +183,15 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         assert cache is not None
         rerun = _affected_since(state, project, keys, cache)
     findings = run_rules(project, config, contracts, history, select=options.select, only=rerun)
+    history_notes = history.errors if history is not None else []
     if rerun is not None:
         assert isinstance(state, AuditState)
         findings = _merge(state, findings, rerun)
-    if history is not None:
-        notes.extend(history.errors)
+        # What history could not answer for the classes not re-checked still holds.
+        history_notes = list(dict.fromkeys([*state.history_notes, *history_notes]))
+    notes.extend(history_notes)
     if cache is not None:
-        cache.put_state(_state_of(inputs, keys, findings))
+        cache.put_state(_state_of(inputs, keys, findings, history_notes))
     findings = [f for f in findings if in_scope(f.path, scopes)]
     errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
     if cache is not None:
@@ -268,8 +270,11 @@ def _merge(state: AuditState, fresh: list[Finding], rerun: set[str]) -> list[Fin
     return sorted([*kept, *fresh], key=Finding.sort_key)
 
 
-def _state_of(inputs: str, keys: dict[str, str | OSError], findings: list[Finding]) -> AuditState:
-    state = AuditState(inputs, {p: k for p, k in keys.items() if isinstance(k, str)})
+def _state_of(
+    inputs: str, keys: dict[str, str | OSError], findings: list[Finding], history_notes: list[str]
+) -> AuditState:
+    state = AuditState(inputs, {p: k for p, k in keys.items() if isinstance(k, str)},
+                       history_notes=history_notes)
     for finding in findings:
         if rule_is_per_class(finding.code):
             state.by_class.setdefault(class_of(finding), []).append(finding)

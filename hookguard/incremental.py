@@ -39,6 +39,7 @@ class AuditState:
     inputs: str  # digest of everything but the files: config, contracts, HEAD, options
     keys: dict[str, str]  # path -> content key of every file the model was built from
     by_class: dict[str, list[Finding]] = field(default_factory=dict)  # per-class rules only
+    history_notes: list[str] = field(default_factory=list)  # what git history could not answer
     version: int = STATE_VERSION
 
 

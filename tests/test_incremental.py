@@ -254,3 +254,23 @@ def test_random_edits_give_the_same_findings_as_a_fresh_audit(tmp_path: Path) ->
         assert _findings(warm) == _findings(scratch), (step, kinds, picks)
         incremental += warm.rechecked is not None
     assert incremental >= 6  # most edits leave the class graph alone
+
+
+def test_what_history_could_not_answer_is_still_said_after_an_edit(git_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: GitRepo = git_repo()
+    base = "class Base:\n    def run(self):\n        self.setup()\n\n    def setup(self):\n" \
+           "        pass\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base,
+                         "pkg/child.py": "from pkg.base import Base\n\n\nclass Child(Base):\n"
+                                         "    def setup(self):\n        pass\n"})
+    old_blob = repo.git("rev-parse", "HEAD:pkg/base.py").strip()
+    repo.commit("Rename setup to prepare", {"pkg/base.py": base.replace("setup", "prepare")})
+    # A broken clone: the old version of base.py is gone, so its history cannot be read.
+    (repo.root / ".git" / "objects" / old_blob[:2] / old_blob[2:]).unlink()
+    first = audit([repo.root], Options())
+    lost = [n for n in first.notes if "history unavailable" in n]
+    assert lost
+    _append(repo, "pkg/__init__.py", "# edited\n")
+    warm = audit([repo.root], Options())
+    assert warm.rechecked == 0
+    assert [n for n in warm.notes if "history unavailable" in n] == lost
