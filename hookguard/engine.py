@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -181,7 +182,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         state.inputs == inputs
     ):
         assert cache is not None
-        rerun = _affected_since(state, project, keys, cache)
+        rerun = _affected_since(state, project, keys, cache, _names_in(contracts))
     findings = run_rules(project, config, contracts, history, select=options.select, only=rerun)
     history_notes = history.errors if history is not None else []
     if rerun is not None:
@@ -232,16 +233,26 @@ def _result_key(
 def _inputs_digest(
     workspace: Workspace, contracts: list[HookContract], use_history: bool, options: Options
 ) -> str:
-    """A digest of what findings depend on besides the files: config, contracts, HEAD, options."""
-    head = ""
-    if use_history and workspace.repo is not None and workspace.repo.has_head():
-        head = workspace.repo.resolve("HEAD")
-    text = repr((workspace.config, contracts, head, options.select, use_history))
+    """A digest of what findings depend on besides the files: config, contracts, the history
+    git shows (HEAD, shallow boundary), options."""
+    history = ""
+    if use_history and workspace.repo is not None:
+        history = workspace.repo.history_state()
+    text = repr((workspace.config, contracts, history, options.select, use_history))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _names_in(contracts: list[HookContract]) -> frozenset[str]:
+    """Every identifier the contracts mention (hooks, fields, consumers, conditions, ...)."""
+    return frozenset(re.findall(r"[A-Za-z_]\w*", repr(contracts))) if contracts else frozenset()
+
+
 def _affected_since(
-    state: AuditState, project: Project, keys: dict[str, str | OSError], cache: RecordCache
+    state: AuditState,
+    project: Project,
+    keys: dict[str, str | OSError],
+    cache: RecordCache,
+    contract_names: frozenset[str],
 ) -> set[str] | None:
     """The classes to re-check since the model ``state`` describes, or None: all of them."""
     current = {p: k for p, k in keys.items() if isinstance(k, str)}
@@ -257,7 +268,7 @@ def _affected_since(
         if old is None:
             return None
         before[path], after[path] = old, record
-    affected = affected_classes(project, before, after)
+    affected = affected_classes(project, before, after, contract_names)
     if affected is not None and before:
         affected.update(fq for fq, found in state.by_class.items()
                         if any(mentions_path(f, before.keys()) for f in found))

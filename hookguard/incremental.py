@@ -93,8 +93,9 @@ def _meaning(member: MethodRecord | None) -> object:
 def mentions_path(finding: Finding, paths: Collection[str]) -> bool:
     """Whether ``finding`` points into one of ``paths`` (its location, related locations,
     message or evidence)."""
-    text = json.dumps(finding.to_json())
-    return any(path in text for path in paths)
+    text = json.dumps(finding.to_json(), ensure_ascii=False)
+    return any(path in text or json.dumps(path, ensure_ascii=False)[1:-1] in text
+               for path in paths)
 
 
 def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassChange | None:
@@ -116,11 +117,19 @@ def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassCh
 
 
 def affected_classes(
-    project: Project, before: Mapping[str, FileRecord], after: Mapping[str, FileRecord]
+    project: Project,
+    before: Mapping[str, FileRecord],
+    after: Mapping[str, FileRecord],
+    outside_names: Collection[str] = (),
 ) -> set[str] | None:
     """Fully qualified names of the classes whose findings may differ between the files
     ``before`` and ``after`` (both keyed by path; ``project`` is built with ``after``), or None
-    when the change reaches the class graph itself and everything must be checked."""
+    when the change reaches the class graph itself and everything must be checked.
+
+    ``outside_names`` are names the rules read from outside the code (contracts: hooks, fields,
+    conditions). They join no member to a class by the code's names, so a change touching one
+    re-checks the changed class's whole line, ancestors and descendants.
+    """
     if before.keys() != after.keys():
         return None
     affected: set[str] = set()
@@ -144,7 +153,12 @@ def affected_classes(
             if change is not None:
                 changes[fq] = change
     for fq, change in changes.items():
-        affected |= _reached(project, project.classes[fq], change)
+        changed = project.classes[fq]
+        if change.touched.isdisjoint(outside_names):
+            affected |= _reached(project, changed, change)
+        else:
+            affected |= {n.fq for n in project.ancestors(changed) if isinstance(n, ClassInfo)}
+            affected |= {d.fq for d in project.descendants(changed)}
     if global_names or prefixes:
         for info in project.classes.values():
             if info.fq in affected:

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -274,3 +275,89 @@ def test_what_history_could_not_answer_is_still_said_after_an_edit(git_repo) -> 
     warm = audit([repo.root], Options())
     assert warm.rechecked == 0
     assert [n for n in warm.notes if "history unavailable" in n] == lost
+
+
+def test_a_finding_pointing_into_a_non_ascii_path_moves_with_it(git_repo) -> None:  # type: ignore[no-untyped-def]
+    repo: GitRepo = git_repo()
+    base = "class Base:\n    def run(self, x):\n        self.hook(x, 1)\n\n" \
+           "    def hook(self, x, y):\n        self.v = x\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/basé.py": base,
+                         "pkg/d.py": "from pkg.basé import Base\n\n\nclass D(Base):\n"
+                                     "    def hook(self, x):\n        self.v = x\n"})
+    audit([repo.root], Options())
+    (repo.root / "pkg/basé.py").write_text("# a comment\n# another\n\n" + base)
+    warm, _ = _warm_and_scratch(repo.root)
+    assert warm.rechecked == 2 and warm.findings[0].related[0].line == 6
+
+
+CONTRACT = """
+[[hook]]
+class = "pkg.base.Base"
+method = "setup"
+
+[hook.fields.pool]
+type = "list"
+
+[hook.fields.scale]
+type = "float"
+"""
+
+
+def test_a_contract_field_set_by_a_new_mixin_member_is_seen(git_repo) -> None:  # type: ignore[no-untyped-def]
+    # ``scale`` is a name only the contract gives: no member connects it to D by the code.
+    repo: GitRepo = git_repo()
+    repo.commit("family", {
+        "pkg/__init__.py": "",
+        "contracts/hooks.toml": CONTRACT,
+        "pkg/base.py": """
+            def init_scale(obj):
+                obj.scale = 1.0
+
+
+            class Base:
+                def setup(self):
+                    self.pool = []
+                    init_scale(self)
+            """,
+        "pkg/mixin.py": "class Mixin:\n    def describe(self):\n        return 'mixin'\n",
+        "pkg/d.py": """
+            from pkg.base import Base
+            from pkg.mixin import Mixin
+
+
+            class D(Mixin, Base):
+                def setup(self):
+                    self.pool = [1]
+            """,
+    })
+    first = audit([repo.root], Options())
+    assert ("HG003", "pkg.d.D.setup") in [(f.code, f.symbol) for f in first.findings]
+    repo.write({"pkg/mixin.py": """
+        class Mixin:
+            def describe(self):
+                return "mixin"
+
+            def configure(self):
+                self.scale = 2.0
+        """})
+    warm, _ = _warm_and_scratch(repo.root)
+    assert warm.rechecked is not None
+    assert ("HG003", "pkg.d.D.setup") not in [(f.code, f.symbol) for f in warm.findings]
+
+
+def test_deepening_a_shallow_clone_is_a_new_history(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    origin: GitRepo = git_repo("origin")
+    base = "class Base:\n    def run(self):\n        self.hook()\n\n    def hook(self):\n" \
+           "        self.value = 1\n"
+    origin.commit("c1", {"pkg/__init__.py": "", "pkg/base.py": base,
+                         "pkg/other.py": "class Other:\n    def go(self):\n        return 1\n"})
+    origin.commit("Rename hook to new_hook", {"pkg/base.py": base.replace("hook", "new_hook")})
+    origin.commit("D", {"pkg/d.py": "from pkg.base import Base\n\n\nclass D(Base):\n"
+                                    "    def hook(self):\n        self.value = 2\n"})
+    clone = tmp_path / "clone"
+    origin.git("clone", "-q", "--depth", "1", f"file://{origin.root}", str(clone))
+    assert audit([clone], Options()).findings == []  # the rename is beyond the boundary
+    subprocess.run(["git", "fetch", "-q", "--unshallow"], cwd=clone, check=True)
+    (clone / "pkg/other.py").write_text("class Other:\n    def go(self):\n        return 2\n")
+    warm, _ = _warm_and_scratch(clone)
+    assert [(f.code, f.symbol) for f in warm.findings] == [("HG001", "pkg.d.D.hook")]

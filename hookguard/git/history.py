@@ -106,10 +106,10 @@ def pair_renames(
     return pairs
 
 
-def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str]) -> str:
+def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], boundary: str) -> str:
     path, wanted, module, _, content = request
     question = sorted((q, sorted(names)) for q, names in wanted.items())
-    return f"lost:{path}:{content}:{module}:{question}"
+    return f"lost:{boundary}:{path}:{content}:{module}:{question}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +142,7 @@ class HistoryIndex:
         self.repo = repo
         self.store = store
         self.shallow = repo.is_shallow()
+        self.boundary = repo.history_boundary()  # answers hold for this shallow boundary only
         self.errors: list[str] = []
         self.git_logs = 0
         self._commit_patches: dict[str, bytes] = {}
@@ -154,7 +155,8 @@ class HistoryIndex:
         answers: dict[str, dict[tuple[str, str], HookChange]] = {}
         missing: list[tuple[str, Mapping[str, set[str]], str, bool, str]] = []
         for request in requests:
-            stored = self.store.get_history(_store_key(request)) if self.store else None
+            key = _store_key(request, self.boundary)
+            stored = self.store.get_history(key) if self.store else None
             if isinstance(stored, dict):
                 answers[request[0]] = stored
             else:
@@ -178,7 +180,7 @@ class HistoryIndex:
             if self.store is not None and request[4] and not any(
                 e.startswith(f"{path}:") for e in self.errors
             ):
-                self.store.put_history(_store_key(request), found)
+                self.store.put_history(_store_key(request, self.boundary), found)
         return answers
 
     def lost_methods(

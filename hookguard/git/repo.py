@@ -5,6 +5,8 @@ Every call is read-only. Blobs are read in one ``git cat-file --batch`` process 
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -54,6 +56,29 @@ class Repo:
 
     def git(self, *args: str, input_: bytes | None = None) -> bytes:
         return _git(self.root, args, input_=input_)
+
+    def history_state(self) -> str:
+        """What history evidence depends on besides the files: HEAD and
+        :meth:`history_boundary`. Empty when there is no HEAD."""
+        try:
+            head = self.resolve("HEAD")
+        except GitError:
+            return ""
+        return f"{head}:{self.history_boundary()}"
+
+    def history_boundary(self) -> str:
+        """A digest of the shallow boundary and grafts: ``git fetch --deepen`` changes the
+        history a run sees without moving HEAD or changing a file."""
+        digest = hashlib.sha1()
+        try:
+            names = self.git("rev-parse", "--git-path", "shallow", "--git-path", "info/grafts")
+        except GitError:
+            return ""
+        for name in names.decode().splitlines():
+            with contextlib.suppress(OSError):  # no such file: not shallow, no grafts
+                digest.update((self.root / name).read_bytes())
+            digest.update(b"\0")
+        return digest.hexdigest()[:16]
 
     def is_shallow(self) -> bool:
         try:
