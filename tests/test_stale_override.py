@@ -481,3 +481,31 @@ def test_hook_called_from_another_file_counts_as_a_hook(git_repo: Callable[..., 
     (finding,) = stale(run(repo.root)).values()
     assert finding.symbol == "pkg.child.GPTPolicy.get_qkv"
     assert finding.severity is Severity.ERROR and finding.evidence["new"] is None
+
+
+def test_history_of_a_moved_base_survives_a_new_file_at_its_old_name(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    # a.py's Base renamed hook -> new_hook, then a.py moved to b.py, then a new, unrelated a.py.
+    repo = git_repo()
+    base = "class Base:\n    def run(self):\n        self.hook()\n\n    def hook(self):\n" \
+           "        self.value = 1\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": base})
+    repo.commit("Rename hook to new_hook", {"pkg/a.py": base.replace("hook", "new_hook")})
+    repo.git("mv", "pkg/a.py", "pkg/b.py")
+    repo.commit("Move a.py to b.py")
+    other = "class Other:\n    def go(self):\n        self.step()\n\n    def step(self):\n" \
+            "        pass\n"
+    subclass = "from pkg.b import Base\n\n\nclass D(Base):\n    def hook(self):\n" \
+               "        self.value = 2\n"
+    # E's extra method makes the new a.py's history asked about in the same walk as b.py's.
+    user = "from pkg.a import Other\n\n\nclass E(Other):\n    def step(self):\n        pass\n\n" \
+           "    def extra(self):\n        pass\n"
+    repo.commit("New a.py", {"pkg/a.py": other, "pkg/d.py": subclass, "pkg/e.py": user})
+    found = stale(run(repo.root))
+    assert list(found) == ["pkg.d.D.hook"]
+    assert found["pkg.d.D.hook"].evidence["new"] == "new_hook"
+    # The same answer when the new a.py is not asked about at all.
+    repo.write({"pkg/e.py": "from pkg.a import Other\n\n\nclass E(Other):\n"
+                            "    def step(self):\n        pass\n"})
+    assert list(stale(run(repo.root))) == ["pkg.d.D.hook"]

@@ -301,27 +301,28 @@ class HistoryIndex:
                 times.append(int(line.split()[1]))
         return bool(times) and min(times) > when
 
-    def _previous_names(self, paths: Iterable[str]) -> dict[str, str]:
-        """Map every earlier name of each path (through renames) to its current path."""
-        owner = {p: p for p in paths}
-        if not owner:
-            return owner
+    def _previous_names(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """Every name each path had, newest first, following renames back (each path on its
+        own: the answer for one never depends on which others are asked about)."""
+        lineages = {p: [p] for p in paths}
+        if not lineages:
+            return lineages
         out = self._renames()
         if out is None:
-            return owner
-        tracking = dict(owner)
-        for chunk in out.split(b"\x1e")[1:]:  # newest first
+            return lineages
+        renames: list[tuple[str, str]] = []  # (old, new), newest first
+        for chunk in out.split(b"\x1e")[1:]:
             fields = [f for f in chunk.strip(b"\n\0").split(b"\0") if f]
             for index in range(0, len(fields) - 2, 3):
                 status, old, new = fields[index: index + 3]
-                if not status.startswith(b"R"):
-                    continue
-                current = tracking.pop(new.decode(errors="surrogateescape"), None)
-                if current is not None:
-                    old_name = old.decode(errors="surrogateescape")
-                    tracking[old_name] = current
-                    owner.setdefault(old_name, current)
-        return owner
+                if status.startswith(b"R"):
+                    renames.append((old.decode(errors="surrogateescape"),
+                                    new.decode(errors="surrogateescape")))
+        for lineage in lineages.values():
+            for before, after in renames:
+                if after == lineage[-1] and before not in lineage:
+                    lineage.append(before)
+        return lineages
 
     def _renames(self) -> bytes | None:
         """Every rename in the history, newest first (stored per HEAD: one walk per commit)."""
@@ -344,33 +345,44 @@ class HistoryIndex:
         return out
 
     def _scan_many(self, names_by_path: Mapping[str, set[str]]) -> dict[str, list[_Removal]]:
-        """Removed ``def`` lines of the wanted names in many files, in one history walk.
+        """Removed ``def`` lines of the wanted names in many files, in few history walks.
 
         Earlier names of each file (found through renames) are walked too, so the history of a
         moved base class is complete; rename commits are diffed as renames, not as deletions.
+        Walking back, a path stops belonging to a file where that file was created, so a file
+        later re-created under a moved file's old name never takes the moved file's history.
         """
         if not names_by_path:
             return {}
-        owner = self._previous_names(names_by_path)
+        lineages = self._previous_names(names_by_path)
         wanted = {n.encode() for names in names_by_path.values() for n in names}
         found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
-        paths = sorted(owner)
-        for start in range(0, len(paths), _PATHS_PER_CALL):
+        for group in _batches(lineages):
+            pathspec = sorted({name for path in group for name in lineages[path]})
             self.git_logs += 1
             try:
                 out = self.repo.git(
                     "log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff",
-                    "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", "--",
-                    *paths[start: start + _PATHS_PER_CALL],
+                    "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", "--", *pathspec,
                 )
             except GitError as exc:
                 self.errors.append(f"history unavailable ({exc}); falling back to one file "
                                    "at a time")
                 return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
-            for removal in _parse_log(out, wanted):
-                current = owner.get(removal.new_path) or owner.get(removal.old_path)
-                if current is not None and removal.name in names_by_path[current]:
-                    found[current].append(removal)
+            owner = {path: path for path in group}  # a path, as of the commit being read
+            for commit in _parse_commits(out, wanted):  # newest first
+                for diff in commit.files:
+                    current = owner.get(diff.new_path)
+                    if current is None:
+                        continue
+                    for name in diff.removed:
+                        if name in names_by_path[current]:
+                            found[current].append(commit.removal(diff, name))
+                for diff in commit.files:  # step back to before this commit
+                    if diff.old_path != diff.new_path and diff.new_path in owner:
+                        owner[diff.old_path] = owner.pop(diff.new_path)
+                    elif diff.created:
+                        owner.pop(diff.new_path, None)
         return found
 
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
@@ -388,25 +400,79 @@ class HistoryIndex:
         return list(_parse_log(out, {n.encode() for n in names}))
 
 
-def _parse_log(out: bytes, wanted: set[bytes]) -> Iterator[_Removal]:
-    """Removals of ``def <wanted>`` in ``git log -p -U0`` output, newest commit first."""
+@dataclass(frozen=True, slots=True)
+class _FileDiff:
+    old_path: str
+    new_path: str
+    created: bool
+    removed: tuple[str, ...]  # wanted ``def`` names on removed lines
+
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    commit: str
+    short: str
+    subject: str
+    when: int
+    files: tuple[_FileDiff, ...]
+
+    def removal(self, diff: _FileDiff, name: str) -> _Removal:
+        return _Removal(self.commit, self.short, self.subject, self.when, diff.old_path,
+                        diff.new_path, name)
+
+
+def _parse_commits(out: bytes, wanted: set[bytes]) -> Iterator[_Commit]:
+    """``git log -p -U0`` output, newest commit first: each file's paths, whether the commit
+    created it, and the ``def <wanted>`` lines it removed."""
     for chunk in out.split(b"\x1e")[1:]:
         header, _, patch = chunk.partition(b"\n")
         fields = header.split(b"\x1f")
         if len(fields) < 4:
             continue
-        commit, short, when = fields[0].decode(), fields[1].decode(), int(fields[2] or 0)
-        subject = fields[3].decode(errors="replace")
+        files: list[_FileDiff] = []
         old_path = new_path = ""
-        removed: dict[tuple[str, str, bytes], None] = {}
+        created = False
+        removed: dict[str, None] = {}
         for line in patch.split(b"\n"):
             if line.startswith(b"diff --git"):
                 match = _DIFF_HEADER.match(line)
                 if match:
+                    if old_path or new_path:
+                        files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
                     old_path, new_path = match.group(1).decode(), match.group(2).decode()
+                    created, removed = False, {}
+                continue
+            if line.startswith(b"new file mode"):
+                created = True
                 continue
             match = _DEF.match(line)
             if match and match.group(1) in wanted:
-                removed[(old_path, new_path, match.group(1))] = None
-        for old_path, new_path, name in removed:
-            yield _Removal(commit, short, subject, when, old_path, new_path, name.decode())
+                removed[match.group(1).decode()] = None
+        if old_path or new_path:
+            files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
+        yield _Commit(fields[0].decode(), fields[1].decode(), fields[3].decode(errors="replace"),
+                      int(fields[2] or 0), tuple(files))
+
+
+def _parse_log(out: bytes, wanted: set[bytes]) -> Iterator[_Removal]:
+    """Removals of ``def <wanted>`` in ``git log -p -U0`` output, newest commit first."""
+    for commit in _parse_commits(out, wanted):
+        for diff in commit.files:
+            for name in diff.removed:
+                yield commit.removal(diff, name)
+
+
+def _batches(lineages: Mapping[str, list[str]]) -> Iterator[list[str]]:
+    """The paths in groups whose names (with their earlier ones) fill one ``git log`` call;
+    a path never shares a call with only part of its own names."""
+    group: list[str] = []
+    size = 0
+    for path in sorted(lineages):
+        names = len(lineages[path])
+        if group and size + names > _PATHS_PER_CALL:
+            yield group
+            group, size = [], 0
+        group.append(path)
+        size += names
+    if group:
+        yield group
