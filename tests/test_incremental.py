@@ -9,6 +9,7 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -73,8 +74,8 @@ FILES = {
 
 
 @pytest.fixture
-def family(git_repo) -> GitRepo:  # type: ignore[no-untyped-def]
-    repo: GitRepo = git_repo()
+def family(git_repo: Callable[..., GitRepo]) -> GitRepo:
+    repo = git_repo()
     repo.commit("family", FILES)
     first = audit([repo.root], Options())
     assert first.rechecked is None and first.findings == []
@@ -183,7 +184,8 @@ def test_the_incident_fixes_give_the_same_findings_as_a_fresh_audit(tmp_path: Pa
             if text != (root / path).read_text():
                 (root / path).write_text(text)
         warm, _ = _warm_and_scratch(root)
-        assert warm.rechecked is not None and warm.rechecked < len(warm.project.classes)
+        assert warm.project is not None and warm.rechecked is not None
+        assert warm.rechecked < len(warm.project.classes)
 
 
 # -- random edits on a generated checkout -----------------------------------------------------
@@ -257,8 +259,10 @@ def test_random_edits_give_the_same_findings_as_a_fresh_audit(tmp_path: Path) ->
     assert incremental >= 6  # most edits leave the class graph alone
 
 
-def test_what_history_could_not_answer_is_still_said_after_an_edit(git_repo) -> None:  # type: ignore[no-untyped-def]
-    repo: GitRepo = git_repo()
+def test_what_history_could_not_answer_is_still_said_after_an_edit(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
     base = "class Base:\n    def run(self):\n        self.setup()\n\n    def setup(self):\n" \
            "        pass\n"
     repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base,
@@ -277,8 +281,10 @@ def test_what_history_could_not_answer_is_still_said_after_an_edit(git_repo) -> 
     assert [n for n in warm.notes if "history unavailable" in n] == lost
 
 
-def test_a_finding_pointing_into_a_non_ascii_path_moves_with_it(git_repo) -> None:  # type: ignore[no-untyped-def]
-    repo: GitRepo = git_repo()
+def test_a_finding_pointing_into_a_non_ascii_path_moves_with_it(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
     base = "class Base:\n    def run(self, x):\n        self.hook(x, 1)\n\n" \
            "    def hook(self, x, y):\n        self.v = x\n"
     repo.commit("base", {"pkg/__init__.py": "", "pkg/basé.py": base,
@@ -303,9 +309,11 @@ type = "float"
 """
 
 
-def test_a_contract_field_set_by_a_new_mixin_member_is_seen(git_repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_contract_field_set_by_a_new_mixin_member_is_seen(
+    git_repo: Callable[..., GitRepo],
+) -> None:
     # ``scale`` is a name only the contract gives: no member connects it to D by the code.
-    repo: GitRepo = git_repo()
+    repo = git_repo()
     repo.commit("family", {
         "pkg/__init__.py": "",
         "contracts/hooks.toml": CONTRACT,
@@ -345,8 +353,10 @@ def test_a_contract_field_set_by_a_new_mixin_member_is_seen(git_repo) -> None:  
     assert ("HG003", "pkg.d.D.setup") not in [(f.code, f.symbol) for f in warm.findings]
 
 
-def test_deepening_a_shallow_clone_is_a_new_history(git_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    origin: GitRepo = git_repo("origin")
+def test_deepening_a_shallow_clone_is_a_new_history(
+    git_repo: Callable[..., GitRepo], tmp_path: Path
+) -> None:
+    origin = git_repo("origin")
     base = "class Base:\n    def run(self):\n        self.hook()\n\n    def hook(self):\n" \
            "        self.value = 1\n"
     origin.commit("c1", {"pkg/__init__.py": "", "pkg/base.py": base,
