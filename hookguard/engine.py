@@ -153,7 +153,8 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     keys = content_keys(workspace.root, paths, cache)
     contracts = workspace.load_contracts(options.contracts)
     use_history = options.history and config.history
-    result_key = _result_key(workspace, keys, contracts, use_history, options, scopes)
+    inputs = _inputs_digest(workspace, contracts, use_history, options)
+    result_key = _result_key(keys, inputs, scopes)
     if cache is not None and options.reuse_results:
         stored = cache.get_result(result_key)
         if isinstance(stored, tuple):
@@ -175,7 +176,6 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         history, note = open_history(workspace.repo, cache)
         if note:
             notes.append(note)
-    inputs = _inputs_digest(workspace, contracts, use_history, options)
     state = cache.get_state() if cache is not None else None
     rerun = None
     if isinstance(state, AuditState) and state.version == STATE_VERSION and (
@@ -213,19 +213,13 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     )
 
 
-def _result_key(
-    workspace: Workspace,
-    keys: dict[str, str | OSError],
-    contracts: list[HookContract],
-    use_history: bool,
-    options: Options,
-    scopes: Sequence[str],
-) -> str:
-    """A digest of everything an audit's result depends on."""
+def _result_key(keys: dict[str, str | OSError], inputs: str, scopes: Sequence[str]) -> str:
+    """A digest of everything an audit's result depends on: the files, the other inputs
+    (:func:`_inputs_digest`) and the paths reported on."""
     digest = hashlib.sha256()
     for path, key in keys.items():
         digest.update(f"{path}\0{key if isinstance(key, str) else 'unreadable'}\n".encode())
-    digest.update(_inputs_digest(workspace, contracts, use_history, options).encode())
+    digest.update(inputs.encode())
     digest.update(repr(tuple(scopes)).encode())
     return digest.hexdigest()
 

@@ -36,7 +36,7 @@ STATE_VERSION = 1
 class AuditState:
     """The last full model's inputs and its findings, grouped by the class they are about."""
 
-    inputs: str  # digest of everything but the files: config, contracts, HEAD, options
+    inputs: str  # digest of everything but the files: config, contracts, history, options
     keys: dict[str, str]  # path -> content key of every file the model was built from
     by_class: dict[str, list[Finding]] = field(default_factory=dict)  # per-class rules only
     history_notes: list[str] = field(default_factory=list)  # what git history could not answer

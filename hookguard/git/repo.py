@@ -43,6 +43,7 @@ class TreeEntry:
 class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._boundary: str | None = None
 
     @classmethod
     def discover(cls, path: Path) -> Repo | None:
@@ -68,7 +69,9 @@ class Repo:
 
     def history_boundary(self) -> str:
         """A digest of the shallow boundary and grafts: ``git fetch --deepen`` changes the
-        history a run sees without moving HEAD or changing a file."""
+        history a run sees without moving HEAD or changing a file. Read once per Repo."""
+        if self._boundary is not None:
+            return self._boundary
         digest = hashlib.sha1()
         try:
             names = self.git("rev-parse", "--git-path", "shallow", "--git-path", "info/grafts")
@@ -78,7 +81,8 @@ class Repo:
             with contextlib.suppress(OSError):  # no such file: not shallow, no grafts
                 digest.update((self.root / name).read_bytes())
             digest.update(b"\0")
-        return digest.hexdigest()[:16]
+        self._boundary = digest.hexdigest()[:16]
+        return self._boundary
 
     def is_shallow(self) -> bool:
         try:
