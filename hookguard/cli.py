@@ -1,27 +1,23 @@
-"""The ``hookguard`` command line. Imports stay lazy: ``--version`` loads almost nothing."""
+"""The ``hookguard`` command line: the parser and the dispatch to :mod:`hookguard.commands`.
+
+Imports stay lazy: ``--version`` loads almost nothing; each command module is imported only when
+that command runs."""
 
 from __future__ import annotations
 
 import argparse
 import gc
-import os
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
 
 from hookguard import __version__
+from hookguard.commands.common import EXIT_USAGE, FORMATS
 from hookguard.errors import UsageError
 
-if TYPE_CHECKING:
-    from hookguard.engine import Options
-    from hookguard.findings import Finding, InputError
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-FORMATS = ("auto", "rich", "plain", "json", "sarif", "github")
-
-
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="auto",
                         help="output format (auto: rich on a terminal, plain otherwise)")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
@@ -49,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit = commands.add_parser("audit", help="audit a whole checkout")
     audit.add_argument("paths", nargs="*", type=Path,
                        help="report findings under these paths (default: the current directory)")
-    _common(audit)
+    add_common(audit)
 
     check = commands.add_parser("check", help="gate a change: findings the change introduces")
     check.add_argument("--base", help="base revision (a branch uses its merge-base with head)")
@@ -58,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="compare the staged tree with HEAD (pre-commit)")
     check.add_argument("--repo", type=Path, default=Path("."), help="the repository")
     check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
-    _common(check)
+    add_common(check)
 
     hooks = commands.add_parser("hooks", help="map a base class's hooks across its subclasses")
     hooks.add_argument("cls", metavar="CLASS", help="package.module.Class (or a unique suffix)")
@@ -90,6 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The module and function of each command, imported only when that command runs.
+COMMANDS = {
+    "audit": ("hookguard.commands.audit", "run_audit"),
+    "check": ("hookguard.commands.check", "run_check"),
+    "hooks": ("hookguard.commands.hooks", "run_hooks"),
+    "fix": ("hookguard.commands.fix", "run_fix"),
+    "contracts": ("hookguard.commands.contracts", "run_contracts"),
+    "explain": ("hookguard.commands.explain", "run_explain"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A short-lived process that builds hundreds of thousands of acyclic objects: the cyclic
     # collector only costs time here (3x on loading the cache). Reference counting frees them.
@@ -101,27 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from hookguard.config import ConfigError
 
+    module_name, function = COMMANDS[args.command]
     try:
-        if args.command == "audit":
-            return _audit(args)
-        if args.command == "explain":
-            return _explain(args)
-        if args.command == "hooks":
-            from hookguard.commands.hooks import run_hooks
-
-            return run_hooks(args)
-        if args.command == "fix":
-            from hookguard.commands.fix import run_fix
-
-            return run_fix(args)
-        if args.command == "contracts":
-            from hookguard.commands.contracts import run_contracts
-
-            return run_contracts(args)
-        if args.command == "check":
-            from hookguard.commands.check import run_check
-
-            return run_check(args)
+        run: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(module_name), function
+        )
+        return run(args)
     except (UsageError, ConfigError) as exc:
         print(f"hookguard: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -133,112 +125,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"hookguard: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         raise
-    parser.error(f"unknown command {args.command}")
-    return EXIT_USAGE  # pragma: no cover - parser.error exits
-
-
-def options_from(args: argparse.Namespace) -> Options:
-    """The engine options of the shared flags (see :func:`_common`)."""
-    from hookguard.engine import Options
-
-    return Options(
-        use_cache=not args.no_cache,
-        history=not args.no_history,
-        contracts=tuple(args.contracts),
-        workers=args.jobs,
-        select=tuple(args.select),
-    )
-
-
-def _audit(args: argparse.Namespace) -> int:
-    from hookguard.engine import audit
-
-    result = audit(args.paths or [Path.cwd()], options_from(args))
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
-    emit(args, result.findings, result.errors, result.notes, summary, result.root)
-    return exit_code(result.findings, args.exit_zero)
-
-
-def summarise(
-    findings: Sequence[Finding], errors: Sequence[InputError], files: int, seconds: float
-) -> str:
-    from hookguard.findings import Severity
-
-    n_err = sum(f.severity is Severity.ERROR for f in findings)
-    n_warn = len(findings) - n_err
-    parts = [f"{n_err} error{'s' * (n_err != 1)}", f"{n_warn} warning{'s' * (n_warn != 1)}"]
-    if errors:
-        parts.append(f"{len(errors)} file problem{'s' * (len(errors) != 1)}")
-    return f"hookguard: {', '.join(parts)} in {files} files ({seconds:.2f}s)"
-
-
-def exit_code(findings: Sequence[Finding], exit_zero: bool) -> int:
-    from hookguard.findings import Severity
-
-    if exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_CLEAN
-
-
-def emit(
-    args: argparse.Namespace,
-    findings: Sequence[Finding],
-    errors: Sequence[InputError],
-    notes: Sequence[str],
-    summary: str,
-    root: Path,
-) -> None:
-    """Write a report in the chosen format to stdout or ``--output``."""
-    fmt = args.format
-    stream: IO[str] = (
-        open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        if args.output
-        else sys.stdout
-    )
-    try:
-        if fmt == "auto":
-            fmt = "rich" if stream.isatty() else "plain"
-        if fmt == "rich":
-            from hookguard.report.terminal import render_terminal
-
-            color = "NO_COLOR" not in os.environ and stream.isatty()
-            render_terminal(findings, errors, notes, summary, stream, color)
-        elif fmt == "json":
-            from hookguard.report.json_report import render_json
-
-            stream.write(render_json(findings, errors, notes))
-        elif fmt == "sarif":
-            from hookguard.report.sarif import render_sarif
-
-            stream.write(render_sarif(findings, errors, root, notes))
-        elif fmt == "github":
-            from hookguard.report.github import render_github
-
-            stream.write(render_github(findings, errors, notes, summary))
-        else:
-            from hookguard.report.plain import render_plain
-
-            stream.write(render_plain(findings, errors, notes))
-            if findings or errors:
-                print(summary, file=sys.stderr)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
-
-
-def _explain(args: argparse.Namespace) -> int:
-    from hookguard.rules import ALL_RULES, rule_by_id
-
-    if not args.rule:
-        for rule in ALL_RULES:
-            print(f"{rule.code}  {rule.name:<18} {rule.severity.value:<8} {rule.summary}")
-        return EXIT_CLEAN
-    found = rule_by_id(args.rule)
-    if found is None:
-        names = ", ".join(f"{r.code}/{r.name}" for r in ALL_RULES)
-        raise UsageError(f"unknown rule {args.rule!r} (known: {names})")
-    print(found.documentation())
-    return EXIT_CLEAN
 
 
 if __name__ == "__main__":  # pragma: no cover

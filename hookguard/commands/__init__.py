@@ -1,1 +1,2 @@
-"""One module per CLI command beyond ``audit``: argument handling and output, no analysis."""
+"""One module per CLI command (argument handling and output, no analysis), and
+:mod:`hookguard.commands.common` for what they share with :mod:`hookguard.cli`."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hookguard.cli import EXIT_USAGE, emit, exit_code, options_from, summarise
+from hookguard.commands.common import EXIT_USAGE, emit, exit_code, options_from, summarise
 from hookguard.gate import GateError, run_gate
 
 

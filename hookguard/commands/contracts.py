@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hookguard.cli import EXIT_CLEAN, emit, exit_code, summarise
+from hookguard.commands.common import EXIT_CLEAN, emit, exit_code, summarise
 from hookguard.engine import Options, Workspace, audit
 from hookguard.errors import UsageError
 from hookguard.rules.contract_stale import ContractStale, check_contracts

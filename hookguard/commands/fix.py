@@ -13,11 +13,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS
+
 if TYPE_CHECKING:
     from hookguard.engine import Options
     from hookguard.findings import Finding
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def run_fix(args: argparse.Namespace) -> int:

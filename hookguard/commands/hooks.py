@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from hookguard.cli import EXIT_CLEAN
+from hookguard.commands.common import EXIT_CLEAN
 from hookguard.engine import Options, audit
 from hookguard.errors import UsageError
 from hookguard.hookmap import BYPASS, DRIFTED, INHERITED, STALE, WITH_SUPER, build_hook_map
