@@ -679,8 +679,12 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
     try:
         if b"\0" in data:
             raise ValueError("file contains NUL bytes (binary, not Python source)")
-        tree = ast.parse(data, filename=path)
-        text = _decode(data)
+        try:
+            tree = ast.parse(data, filename=path)
+            text = _decode(data)
+        except SyntaxError:
+            text = _decode(data)
+            tree = _parse_newer_grammar(text, path)
         return _FileExtractor(path, module, is_package, text).run(tree)
     except SyntaxError as exc:
         line = exc.lineno or 0
@@ -692,6 +696,17 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
         if isinstance(exc, RecursionError):
             message = "too deeply nested to analyse (recursion limit)"
         return _error(path, module, is_package, message, 0)
+
+
+def _parse_newer_grammar(text: str, path: str) -> ast.Module:
+    """Parse a file the running ``ast`` rejects but newer Python accepts (see
+    :mod:`hookguard.model.grammar`); re-raise the original error for real syntax errors."""
+    from hookguard.model.grammar import downgrade
+
+    older = downgrade(text)
+    if older is None:
+        return ast.parse(text, filename=path)  # raises the interpreter's own SyntaxError
+    return ast.parse(older, filename=path)
 
 
 def _decode(data: bytes) -> str:

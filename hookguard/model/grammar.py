@@ -1,0 +1,91 @@
+"""Read Python newer than the running interpreter's ``ast``: downgrade, then parse.
+
+hookguard models a file with the stdlib :mod:`ast`, which only knows the grammar of the Python
+that runs it. A checkout written for 3.12 (PEP 695 ``type`` aliases and type parameters, PEP 701
+f-strings) would otherwise be "not analysed" under 3.10 or 3.11. When ``ast`` rejects a file,
+libcst's native parser (which reads the newest grammar whatever the interpreter) parses it, and
+the syntax the model never looks at is rewritten into older syntax that means the same to the
+model, keeping every line where it was:
+
+- type parameters (``class C[T]``, ``def f[T]``) are dropped: the model keeps no annotations;
+- ``type Alias = ...`` becomes ``Alias = ...``, an alias the resolver follows;
+- an f-string whose replacement fields older parsers reject (nested quotes, backslashes,
+  comments) keeps its literal text and loses those fields;
+- ``except*`` becomes ``except`` (3.10 cannot parse it).
+
+This module is imported (and libcst with it) only for a file the running ``ast`` rejected.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def downgrade(text: str) -> str | None:
+    """``text`` rewritten into syntax the running ``ast`` parses, or None when libcst cannot
+    parse it either: a real syntax error."""
+    try:
+        module = cst.parse_module(text)
+    except Exception:  # ParserSyntaxError, and others on odd input
+        return None
+    return module.visit(_Downgrade()).code
+
+
+class _Downgrade(cst.CSTTransformer):
+    """The rewrites listed in the module docstring; each keeps the node's line count."""
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        if updated.type_parameters is None:
+            return updated
+        return updated.with_changes(type_parameters=None)
+
+    def leave_FunctionDef(
+        self, original: cst.FunctionDef, updated: cst.FunctionDef
+    ) -> cst.FunctionDef:
+        if updated.type_parameters is None:
+            return updated
+        return updated.with_changes(type_parameters=None)
+
+    def leave_TypeAlias(self, original: cst.TypeAlias, updated: cst.TypeAlias) -> cst.Assign:
+        return cst.Assign(
+            targets=[cst.AssignTarget(target=updated.name)],
+            value=updated.value,
+            semicolon=updated.semicolon,
+        )
+
+    def leave_FormattedString(
+        self, original: cst.FormattedString, updated: cst.FormattedString
+    ) -> cst.BaseExpression:
+        quote = updated.quote
+        if not any(
+            isinstance(part, cst.FormattedStringExpression) and _needs_new_grammar(part, quote)
+            for part in updated.parts
+        ):
+            return updated
+        parts: list[cst.BaseFormattedStringContent] = []
+        for part in updated.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                parts.append(cst.FormattedStringExpression(expression=cst.Name("_")))
+            else:
+                parts.append(part)
+        return updated.with_changes(parts=parts)
+
+    def leave_TryStar(self, original: cst.TryStar, updated: cst.TryStar) -> cst.Try:
+        handlers = [
+            cst.ExceptHandler(
+                body=h.body, type=h.type, name=h.name, leading_lines=h.leading_lines,
+                whitespace_after_except=cst.SimpleWhitespace(" "),
+                whitespace_before_colon=h.whitespace_before_colon,
+            )
+            for h in updated.handlers
+        ]
+        return cst.Try(
+            body=updated.body, handlers=handlers, orelse=updated.orelse,
+            finalbody=updated.finalbody, leading_lines=updated.leading_lines,
+            whitespace_before_colon=updated.whitespace_before_colon,
+        )
+
+
+def _needs_new_grammar(part: cst.FormattedStringExpression, quote: str) -> bool:
+    code = cst.Module(body=[]).code_for_node(part.expression)
+    return quote[0] in code or "\\" in code or "#" in code or "\n" in code
