@@ -260,6 +260,17 @@ class Project:
                 return node
         return None
 
+    def unknown_before(self, info: ClassInfo, until: Node | None = None) -> External | None:
+        """The first base outside the checkout that may define methods (``torch.nn.Module``)
+        in ``info``'s MRO before ``until`` (anywhere when None): where it stands, what a name
+        resolves to cannot be known from the checkout alone."""
+        for node in self.ancestors(info):
+            if node is until:
+                return None
+            if isinstance(node, External) and not node.is_empty:
+                return node
+        return None
+
     def find_class(self, name: str) -> list[ClassInfo]:
         """Classes by fully qualified name, or by bare or partly qualified name."""
         info = self.classes.get(name)

@@ -97,8 +97,11 @@ class MethodRecord:
 
     @property
     def bound_params(self) -> tuple[Param, ...]:
-        """The parameters a call through an instance binds (``self``/``cls`` removed)."""
-        if self.kind is MethodKind.STATIC or not self.params:
+        """The parameters a call through an instance binds (``self``/``cls`` removed).
+
+        ``__new__`` is a static method without the decorator: its callers pass ``cls``.
+        """
+        if self.kind is MethodKind.STATIC or not self.params or self.name == "__new__":
             return self.params
         first = self.params[0]
         if first.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD):

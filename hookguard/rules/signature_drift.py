@@ -8,11 +8,20 @@ from functools import lru_cache
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
-from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
+# Decorators that leave the function's signature as it is (or that the model already reads):
+# any other decorator may wrap the function in something that accepts other arguments.
+_TRANSPARENT_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "property", "cached_property", "abstractproperty",
+    "setter", "getter", "deleter", "abstractmethod", "abstractclassmethod",
+    "abstractstaticmethod", "override", "overrides", "final", "no_type_check", "overload",
+    "lru_cache", "cache", "wraps", "contextmanager", "asynccontextmanager", "no_grad",
+    "inference_mode", "enable_grad", "deprecated",
+})
 CallsByName = dict[str, list[tuple[MethodRecord, CallSite]]]
 
 
@@ -108,6 +117,7 @@ class SignatureDrift(Rule):
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
+        wrapper = _wrapping_decorator(method)
         failures: list[tuple[ClassInfo, MethodRecord, CallSite, BindResult]] = []
         for ancestor in ancestors:
             for caller, call in calls.of(ancestor).get(method.name, ()):
@@ -120,6 +130,11 @@ class SignatureDrift(Rule):
                     failures.append((ancestor, caller, call, result))
         if not failures:
             return None
+        # An error needs one failing call whose path from the override to the caller's class
+        # is fully known: a base outside the checkout in between may replace the caller.
+        proven = [f for f in failures if project.unknown_before(info, f[0]) is None]
+        hidden = project.unknown_before(info, failures[0][0]) if not proven else None
+        failures = proven or failures
         unexpected = list(dict.fromkeys(n for *_, r in failures for n in r.unexpected))
         first_class, first_caller, first_call, _ = failures[0]
         sites = [
@@ -141,11 +156,18 @@ class SignatureDrift(Rule):
         )
         if unexpected:
             message += "; add " + ", ".join(f"{n}=None" for n in unexpected)
+        if hidden is not None:
+            message += (f" (warning only: {hidden.name}, outside the checkout, comes first in "
+                        f"the method resolution order and may replace {first_caller.name})")
+        elif wrapper is not None:
+            message += (f" (warning only: @{wrapper} may wrap it in a function that accepts "
+                        "other arguments)")
         return self.finding(
             info,
             method,
             hook=method.name,
             message=message,
+            severity=Severity.WARNING if hidden is not None or wrapper else None,
             evidence={
                 "kind": "proven",
                 "missing": unexpected,
@@ -170,7 +192,9 @@ class SignatureDrift(Rule):
                 continue
             parent = _super_target(project, info, call)
             target = parent.method(call.name) if isinstance(parent, ClassInfo) else None
-            if target is None or target.kind is MethodKind.PROPERTY:
+            if target is None or target.kind is MethodKind.PROPERTY or _wrapping_decorator(
+                target
+            ):
                 continue
             result = bind(call, target)
             if result.ok:
@@ -294,15 +318,23 @@ def _signature(method: MethodRecord) -> str:
     return method.signature()[len(method.name):]
 
 
+def _wrapping_decorator(method: MethodRecord) -> str | None:
+    """The first decorator of ``method`` that may change the signature callers bind against."""
+    for decorator in method.decorators:
+        if decorator.rsplit(".", 1)[-1] not in _TRANSPARENT_DECORATORS:
+            return decorator
+    return None
+
+
 def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInfo | None:
     """The class a ``super().name`` (or ``super(X, self).name``) call in ``info`` reaches."""
-    if call.explicit_base is None:
-        found = project.defining_ancestor(info, call.name)
-        return found if isinstance(found, ClassInfo) else None
-    start = project.resolve_name(info.file, call.explicit_base, scope=info.record.qualname)
     mro = project.mro(info)
-    if not isinstance(start, ClassInfo) or start not in mro:
-        return None  # cannot tell where the lookup starts: say nothing
+    if call.explicit_base is None:
+        start: Node = info
+    else:
+        start = project.resolve_name(info.file, call.explicit_base, scope=info.record.qualname)
+        if not isinstance(start, ClassInfo) or start not in mro:
+            return None  # cannot tell where the lookup starts: say nothing
     for node in mro[mro.index(start) + 1 :]:
         if isinstance(node, ClassInfo) and node.defines(call.name):
             return node

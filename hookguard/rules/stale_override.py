@@ -208,6 +208,9 @@ class StaleOverride(Rule):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
         if name.startswith("test"):
             reasons.append("test runners collect test* methods by name")
+        hidden = ctx.project.unknown_before(info, evidence.ancestor)
+        if hidden is not None:
+            reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
         change = evidence.change
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)

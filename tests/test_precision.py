@@ -1,0 +1,156 @@
+"""An error is a proof: each false-error pattern seen on real code, next to the real bug that
+looks like it and must still be an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding, Severity
+from tests.conftest import write_tree
+
+
+def findings(tmp_path: Path, files: dict[str, str], **options: object) -> dict[str, Finding]:
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", **files})
+    result = audit([root], Options(use_cache=False, history=False, **options))  # type: ignore[arg-type]
+    return {f"{f.code} {f.symbol}": f for f in result.findings}
+
+
+def errors(found: dict[str, Finding]) -> set[str]:
+    return {key for key, f in found.items() if f.severity is Severity.ERROR}
+
+
+ADAPTER = '''
+import torch.nn as nn
+
+
+class AdapterLayer:
+    def __init__(self, base_layer, rank):
+        self.base_layer = base_layer
+        self.rank = rank
+'''
+
+
+def test_super_init_that_reaches_an_external_base_is_not_bound_to_the_in_repo_one(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/adapter.py": ADAPTER,
+        "pkg/layers.py": '''
+            import torch.nn as nn
+            from pkg.adapter import AdapterLayer
+
+
+            class Linear(nn.Module, AdapterLayer):
+                def __init__(self, base_layer, rank):
+                    super().__init__()  # nn.Module.__init__: takes no arguments
+                    AdapterLayer.__init__(self, base_layer, rank)
+        ''',
+    })
+    assert not errors(found), found
+
+
+def test_super_init_that_reaches_the_in_repo_base_is_still_checked(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/adapter.py": ADAPTER,
+        "pkg/layers.py": '''
+            import torch.nn as nn
+            from pkg.adapter import AdapterLayer
+
+
+            class Linear(AdapterLayer, nn.Module):
+                def __init__(self, base_layer, rank):
+                    super().__init__()  # AdapterLayer.__init__: misses both arguments
+        ''',
+    })
+    assert "HG002 pkg.layers.Linear.__init__" in errors(found)
+
+
+BASE_CALLS_HOOK = '''
+class Base:
+    def run(self, batch):
+        return self.step(batch, scale=2)
+
+    def step(self, batch, scale=1):
+        return batch
+'''
+
+
+def test_an_external_base_first_in_the_mro_makes_drift_a_warning(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/base.py": BASE_CALLS_HOOK,
+        "pkg/sub.py": '''
+            import framework
+            from pkg.base import Base
+
+
+            class Hidden(framework.Runner, Base):  # framework.Runner may define run()
+                def step(self, batch):
+                    return batch
+
+
+            class Known(Base, framework.Runner):
+                def step(self, batch):
+                    return batch
+        ''',
+    })
+    assert found["HG002 pkg.sub.Hidden.step"].severity is Severity.WARNING
+    assert "framework.Runner" in found["HG002 pkg.sub.Hidden.step"].message
+    assert "HG002 pkg.sub.Known.step" in errors(found)
+
+
+def test_a_wrapping_decorator_on_the_override_makes_drift_a_warning(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/base.py": BASE_CALLS_HOOK,
+        "pkg/sub.py": '''
+            import functools
+            from pkg.base import Base
+            from pkg.util import takes_scale
+
+
+            class Wrapped(Base):
+                @takes_scale  # its wrapper pops scale= before calling step
+                def step(self, batch):
+                    return batch
+
+
+            class Cached(Base):
+                @functools.lru_cache  # passes every argument through
+                def step(self, batch):
+                    return batch
+        ''',
+        "pkg/util.py": '''
+            def takes_scale(fn):
+                def wrapper(self, batch, scale=1):
+                    return fn(self, batch)
+                return wrapper
+        ''',
+    })
+    assert found["HG002 pkg.sub.Wrapped.step"].severity is Severity.WARNING
+    assert "@takes_scale" in found["HG002 pkg.sub.Wrapped.step"].message
+    assert "HG002 pkg.sub.Cached.step" in errors(found)
+
+
+def test_super_new_with_an_explicit_cls_binds_like_python(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/base.py": '''
+            class Symbol:
+                def __new__(cls, name, **assumptions):
+                    return object.__new__(cls)
+        ''',
+        "pkg/sub.py": '''
+            from pkg.base import Symbol
+
+
+            class Dummy(Symbol):
+                def __new__(cls, name=None, **assumptions):
+                    return super().__new__(cls, name or "_", **assumptions)
+
+
+            class Broken(Symbol):
+                def __new__(cls, name=None):
+                    return super().__new__(cls, name, name, name)
+        ''',
+    })
+    assert "HG002 pkg.sub.Dummy.__new__" not in found
+    assert "HG002 pkg.sub.Broken.__new__" in errors(found)
