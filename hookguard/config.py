@@ -40,6 +40,7 @@ class Config:
     duck_protocols: tuple[str, ...] = ()  # method names looked up by duck typing
     contracts: tuple[str, ...] = ()  # contract files or directories
     history: bool = True
+    structural: bool = False  # HG002 also warns about narrowed signatures no call proves
     max_file_size: int = 4 * 1024 * 1024
     source: str = ""  # the pyproject.toml it came from, if any
 
@@ -90,9 +91,9 @@ def load_config(root: Path) -> Config:
 
 
 def _coerce(name: str, value: Any, path: str, line: int) -> Any:
-    if name == "history":
+    if name in ("history", "structural"):
         if not isinstance(value, bool):
-            raise ConfigError(path, line, "'history' must be true or false")
+            raise ConfigError(path, line, f"'{name}' must be true or false")
         return value
     if name == "max_file_size":
         if not isinstance(value, int) or value <= 0:

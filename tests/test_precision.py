@@ -154,3 +154,148 @@ def test_super_new_with_an_explicit_cls_binds_like_python(tmp_path: Path) -> Non
     })
     assert "HG002 pkg.sub.Dummy.__new__" not in found
     assert "HG002 pkg.sub.Broken.__new__" in errors(found)
+
+
+def test_a_call_only_reached_through_a_method_the_subclass_replaces_is_no_error(
+    tmp_path: Path,
+) -> None:
+    base = '''
+        class Engine:
+            def run(self, batch):
+                return self._step(batch)
+
+            def _step(self, batch):
+                return self.forward(batch, cache=None)
+
+            def forward(self, batch, cache=None):
+                return batch
+    '''
+    found = findings(tmp_path, {
+        "pkg/base.py": base,
+        "pkg/sub.py": '''
+            from pkg.base import Engine
+
+
+            class Eager(Engine):
+                def run(self, batch):  # never reaches _step, the only caller of forward(cache=)
+                    return self.forward(batch)
+
+                def forward(self, batch):
+                    return batch
+
+
+            class Lazy(Engine):
+                def forward(self, batch):  # run -> _step -> forward(cache=None): TypeError
+                    return batch
+        ''',
+    })
+    assert "HG002 pkg.sub.Eager.forward" not in found
+    assert "HG002 pkg.sub.Lazy.forward" in errors(found)
+
+
+POOL = '''
+class HostPool:
+    def allocate(self, size):
+        self._buffer = bytearray(size)
+        self._free = list(range(size))
+
+    def take(self):
+        return self._free.pop()
+
+    def view(self):
+        return self._do_view()
+
+    def _do_view(self):
+        return memoryview(self._buffer)
+'''
+
+
+def test_a_parallel_implementation_that_replaces_every_reader_is_no_error(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/pool.py": POOL,
+        "pkg/device.py": '''
+            from pkg.pool import HostPool
+
+
+            class DevicePool(HostPool):
+                """Keeps its own state: every method that reads the host fields is replaced."""
+
+                def allocate(self, size):
+                    self._slots = [0] * size
+
+                def take(self):
+                    return self._slots.pop()
+
+                def view(self):
+                    return self._slots
+
+
+            class HalfPool(HostPool):
+                def allocate(self, size):
+                    self._free = list(range(size))  # forgets _buffer, which view() reads
+        ''',
+    })
+    assert "HG003 pkg.device.DevicePool.allocate" not in errors(found)
+    half = found["HG003 pkg.device.HalfPool.allocate"]
+    assert half.severity is Severity.ERROR
+    assert [m["field"] for m in half.evidence["missing"]] == ["_buffer"]  # type: ignore[union-attr]
+
+
+def test_bookkeeping_counters_are_not_state_a_hook_must_set(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/printer.py": '''
+            class Printer:
+                def __init__(self):
+                    self._depth = 0
+                    self._calls = 0
+
+                def doprint(self, expr):
+                    return self._print(expr)
+
+                def _print(self, expr):
+                    self._depth += 1
+                    self._calls += 1
+                    try:
+                        return self.emit(expr)
+                    finally:
+                        self._depth -= 1
+
+                def emit(self, expr):
+                    return self._print_atom(expr)
+
+                def _print_atom(self, expr):
+                    self._depth += 1
+                    self._last = expr
+                    return str(expr)
+
+                def last(self):
+                    return self._last, self._depth
+        ''',
+        "pkg/latex.py": '''
+            from pkg.printer import Printer
+
+
+            class Latex(Printer):
+                def _print_atom(self, expr):
+                    return "$" + str(expr) + "$"  # never sets _last, which last() reads
+        ''',
+    })
+    finding = found["HG003 pkg.latex.Latex._print_atom"]
+    assert [m["field"] for m in finding.evidence["missing"]] == ["_last"]  # type: ignore[union-attr]
+
+
+def test_an_override_that_does_nothing_disables_the_hook_and_only_warns(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/pool.py": POOL,
+        "pkg/stub.py": '''
+            from pkg.pool import HostPool
+
+
+            class StubPool(HostPool):
+                def allocate(self, size):
+                    """Nothing to allocate in tests."""
+        ''',
+    })
+    assert found["HG003 pkg.stub.StubPool.allocate"].severity is Severity.WARNING

@@ -105,8 +105,11 @@ def test_breaking_overrides_fire(tmp_path: Path, override: str, problem: str) ->
     assert finding.severity is Severity.ERROR and problem in finding.message
 
 
+STRUCTURAL = "[tool.hookguard]\nstructural = true\n"
+
+
 def test_caller_replaced_without_super_does_not_bind(tmp_path: Path) -> None:
-    write_tree(tmp_path, {"mod.py": """
+    write_tree(tmp_path, {"pyproject.toml": STRUCTURAL, "mod.py": """
         class Base:
             def run(self, ids):
                 return self.fetch(ids, scale=2)
@@ -155,6 +158,8 @@ def test_structural_drift_warns(tmp_path: Path, base: str, override: str, expect
         "class Child(Base):\n    " + override + ": ...\n"
     )
     (tmp_path / "mod.py").write_text(source)
+    assert drift(tmp_path) == {}  # structural drift is opt-in: no call proves a failure
+    (tmp_path / "pyproject.toml").write_text(STRUCTURAL)
     (finding,) = drift(tmp_path).values()
     assert finding.severity is Severity.WARNING
     assert expected in finding.message
@@ -169,6 +174,7 @@ def test_structural_drift_warns(tmp_path: Path, base: str, override: str, expect
      "def h(self, a, *, extra=1)"],
 )
 def test_safe_widening_is_never_reported(tmp_path: Path, override: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(STRUCTURAL)
     (tmp_path / "mod.py").write_text(
         f"class Base:\n    def h(self, a): ...\n\nclass Child(Base):\n    {override}: ...\n"
     )

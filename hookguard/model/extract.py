@@ -597,6 +597,7 @@ class _FileExtractor:
             guarded=frozenset(scanner.guarded),
             raises_only=len(body) == 1 and isinstance(body[0], ast.Raise),
             skipped=any(d.rsplit(".", 1)[-1] == "skip" for d in decorators),
+            no_op=all(_does_nothing(stmt) for stmt in node.body),
         )
 
     def _qualify(self, dotted: str) -> str:
@@ -613,6 +614,17 @@ class _FileExtractor:
         visit = self.references.visit
         for node in walk(tree, prune=self.method_nodes):
             visit(node)
+
+
+def _does_nothing(stmt: ast.stmt) -> bool:
+    """``pass``, ``...``, a docstring, or ``return``/``return None``."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)
+    return isinstance(stmt, ast.Return) and (
+        stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    )
 
 
 def _digest(hashes: tuple[int, ...]) -> bytes:

@@ -94,6 +94,7 @@ class MethodRecord:
     guarded: frozenset[str] = frozenset()  # ``hasattr(self, "x")``/``getattr(self, "x", d)``
     raises_only: bool = False  # the body is a single ``raise``: the hook is disabled on purpose
     skipped: bool = False  # an unconditional ``@skip`` test decorator: the body never runs
+    no_op: bool = False  # the body does nothing (``pass``, ``...``, a docstring, bare ``return``)
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

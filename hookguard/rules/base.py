@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, Project
+from hookguard.model.reach import live_methods
 from hookguard.model.records import MethodRecord
 
 if TYPE_CHECKING:
@@ -47,6 +48,16 @@ class References:
             frozenset(p for p in prefixes if p),
             definers,
         )
+
+    def names(self, name: str) -> bool:
+        """Whether code anywhere names ``name`` other than through ``self``."""
+        return (
+            name in self.attributes or name in self.strings or name.startswith(self.prefix_tuple)
+        )
+
+    @cached_property
+    def prefix_tuple(self) -> tuple[str, ...]:
+        return tuple(self.prefixes)
 
     def outside(self, name: str, family: set[str]) -> str | None:
         """Why code outside the class family finds ``name``, or None.
@@ -88,6 +99,18 @@ class RuleContext:
     @cached_property
     def references(self) -> References:
         return References.of(self.project)
+
+    @cached_property
+    def _live(self) -> dict[str, frozenset[str] | None]:
+        return {}
+
+    def live(self, info: ClassInfo) -> frozenset[str] | None:
+        """The methods an instance of ``info`` can run (see :mod:`hookguard.model.reach`)."""
+        cache = self._live
+        if info.fq not in cache:
+            refs = self.references
+            cache[info.fq] = live_methods(self.project, info, refs.names)
+        return cache[info.fq]
 
     def family(self, info: ClassInfo) -> set[str]:
         """Fully qualified names of ``info``, its ancestors and its descendants."""

@@ -52,6 +52,8 @@ def state_effects(
             continue
         seen.add(id(current))
         for assign in current.self_assigns:
+            if assign.augmented:
+                continue  # ``self.depth += 1`` updates bookkeeping; it establishes nothing
             effect = StateEffect(assign.attr, via, _and(condition, assign.condition), assign.line)
             known = effects.get(assign.attr)
             if known is None or (known.condition is not None and effect.condition is None):
@@ -204,7 +206,8 @@ class ContractBypass(Rule):
             if _set_by_every_reader(project, info, ancestor, name, method.name):
                 del missing[name]  # whoever reads it sets it first: it needs no hook
                 continue
-            readers = _readers(project, info, ancestor, name, method.name, consumers.get(name, ()))
+            readers = _readers(project, info, ancestor, name, method.name, consumers.get(name, ()),
+                               ctx.live(info))
             if readers and all(overridden for _, overridden in readers):
                 del missing[name]
             elif any(not overridden for _, overridden in readers):
@@ -216,6 +219,8 @@ class ContractBypass(Rule):
         severity = Severity.ERROR if contract is not None or proven else Severity.WARNING
         if info.record.local_scope:
             severity = Severity.WARNING  # a function-local class: the base's readers may not run
+        if method.no_op and contract is None:
+            severity = Severity.WARNING  # an override that does nothing disables the hook
         groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
         for name, effect in missing.items():
             groups.setdefault((effect.via[1:], effect.condition), []).append(name)
@@ -317,8 +322,11 @@ def _readers(
     field: str,
     hook: str,
     declared: tuple[str, ...],
+    live: frozenset[str] | None,
 ) -> list[tuple[str, bool]]:
-    """Base-side methods that read ``field``, each with whether ``info`` overrides it."""
+    """Base-side methods that read ``field``, each with whether it never runs for ``info``: it
+    is overridden, or nothing that runs on ``info`` reaches it (``live``: see
+    :mod:`hookguard.model.reach`)."""
     readers: list[tuple[str, bool]] = []
     past = False
     names: set[str] = set(declared)
@@ -333,7 +341,7 @@ def _readers(
     for name in sorted(names):
         definer = project.defining_ancestor(info, name) if name not in info.record.methods else info
         overridden = definer is not None and not _is_base_side(project, info, ancestor, definer)
-        readers.append((name, overridden))
+        readers.append((name, overridden or (live is not None and name not in live)))
     return readers
 
 

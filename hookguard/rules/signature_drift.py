@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterator
+from functools import lru_cache, partial
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
@@ -33,10 +33,12 @@ class SignatureDrift(Rule):
     overrides that would raise `TypeError`: surplus positional arguments, keywords the override
     does not accept, required parameters the call does not pass.
 
-    As a warning it also reports *structural* drift, where no call proves a failure yet: an
-    override that drops or renames a parameter of the hook, changes the positional order, adds
-    a required parameter, or changes the method kind (static, class method, property). Safe
-    widening (new parameters with defaults, an added `**kwargs`) is never reported.
+    With `structural = true` in `[tool.hookguard]`, it also warns about *structural* drift,
+    where no call proves a failure yet: an override that drops or renames a parameter of the
+    hook, changes the positional order, adds a required parameter, or changes the method kind
+    (static, class method, property). Safe widening (new parameters with defaults, an added
+    `**kwargs`) is never reported. It is off by default: on real code most of it is a parameter
+    renamed where every caller passes it positionally, or dropped where `**kwargs` absorbs it.
 
     ## Why is this bad?
     The base class grows its hook (`num_blocks_per_seq=`), the subclass in another file keeps
@@ -94,10 +96,14 @@ class SignatureDrift(Rule):
                 if method.skipped or method.raises_only:
                     continue  # a skipped test never runs; a lone ``raise`` disables the hook
                 is_hook = method.name in base_refs
-                found = self._proven(project, calls, info, ancestors, method) if is_hook else None
+                found = (
+                    self._proven(project, calls, info, ancestors, method,
+                                 partial(ctx.live, info))
+                    if is_hook else None
+                )
                 if found is None and any(c.receiver == "super" for c in method.calls):
                     found = self._super_calls(project, info, method)
-                if found is None and is_hook:
+                if found is None and is_hook and ctx.config.structural:
                     found = self._structural(project, info, method)
                 if found is not None:
                     if info.record.local_scope and found.severity is Severity.ERROR:
@@ -114,6 +120,7 @@ class SignatureDrift(Rule):
         info: ClassInfo,
         ancestors: list[ClassInfo],
         method: MethodRecord,
+        live_methods: Callable[[], frozenset[str] | None],
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -125,6 +132,9 @@ class SignatureDrift(Rule):
                     continue  # a super() call in an ancestor never reaches a subclass override
                 if not _caller_runs_for(project, info, ancestor, caller):
                     continue
+                live = live_methods()
+                if live is not None and caller.name not in live:
+                    continue  # only methods this class replaces ever reach the caller
                 result = bind(call, method)
                 if not result.ok:
                     failures.append((ancestor, caller, call, result))

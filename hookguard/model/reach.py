@@ -1,0 +1,68 @@
+"""Which methods can run on an instance of a class: entry points, then ``self`` calls.
+
+An error must hold on the paths hookguard cannot see, so a call site or a field reader counts
+as reachable unless the checkout shows it is not: it is a private method (``_name``) that no
+entry point of the class reaches through ``self``/``cls``/``super()`` calls, and nothing names it
+another way. Entry points are public and dunder methods, names used outside the class
+(``obj.name``, ``getattr``, computed names) and methods the class passes around as values
+(``callback=self._on_done``). A base outside the checkout may call anything, so a class with
+one gives no answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.records import MethodRecord
+
+
+def live_methods(
+    project: Project, info: ClassInfo, named_outside: Callable[[str], bool]
+) -> frozenset[str] | None:
+    """Names of the methods an instance of ``info`` can run, or None when it cannot be told.
+
+    ``named_outside(name)`` says whether code outside the class names ``name``.
+    """
+    mro = project.mro(info)
+    if any(isinstance(node, External) and not node.is_empty for node in mro):
+        return None
+    classes = [node for node in mro if isinstance(node, ClassInfo)]
+    prefixes = tuple(p for c in classes for p in c.record.self_prefixes)
+    names = {name for c in classes for name in c.record.methods}
+    live: set[str] = set()
+    pending: list[str] = []
+    for klass in classes:
+        called = {call.name for m in klass.record.methods.values() for call in m.calls}
+        passed = klass.record.self_refs - called  # ``self.x`` used as a value, not called
+        for name in klass.record.methods:
+            if (
+                not name.startswith("_")
+                or (name.startswith("__") and name.endswith("__"))
+                or name in passed
+                or name.startswith(prefixes)
+                or named_outside(name)
+            ):
+                pending.append(name)
+    while pending:
+        name = pending.pop()
+        if name in live or name not in names:
+            continue
+        live.add(name)
+        for method in _implementations(classes, name):
+            pending.extend(c.name for c in method.calls if c.receiver in ("self", "cls", "super"))
+    return frozenset(live)
+
+
+def _implementations(classes: list[ClassInfo], name: str) -> list[MethodRecord]:
+    """The definitions of ``name`` a call on ``self`` runs: the first in the MRO, and each one
+    after it that the previous reaches through ``super()``."""
+    found: list[MethodRecord] = []
+    for klass in classes:
+        method = klass.record.methods.get(name)
+        if method is None:
+            continue
+        found.append(method)
+        if not any(c.name == name and c.receiver in ("super", "explicit") for c in method.calls):
+            break
+    return found
