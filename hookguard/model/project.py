@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
 
@@ -80,7 +80,7 @@ class Project:
     @classmethod
     def build(cls, records: Iterable[FileRecord]) -> Project:
         project = cls(files={})
-        for record in sorted(records, key=lambda r: r.path):
+        for record in sorted(_namespace_names(records), key=lambda r: r.path):
             project.files[record.path] = record
             if record.error is not None:
                 project.errors.append(ModelError(record.path, record.error_line, record.error))
@@ -278,6 +278,76 @@ class Project:
             return [info]
         suffix = f".{name}"
         return [c for fq, c in self.classes.items() if fq.endswith(suffix)]
+
+
+def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
+    """The records, with module names that implicit namespace packages (PEP 420) cut short
+    given in full.
+
+    A file's first name comes from its ``__init__.py`` chain (:func:`module_names`), which stops
+    at a directory without one: ``pkg/srt/comm/encoder/receiver.py`` is ``encoder.receiver``
+    when ``comm/`` has no ``__init__.py``. The checkout's own absolute imports show the real
+    root: an import of ``pkg.srt.comm.encoder.receiver`` names every module under ``comm/``
+    ``pkg.srt.comm.*``. The longest name an import confirms wins; relative imports, resolved
+    against the short name when the file was read, move with it.
+    """
+    records = list(records)
+    imported: set[str] = set()
+    for record in records:
+        for target in (*record.imports.values(), *record.star_imports):
+            parts = target.split(".")
+            imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
+    if not imported:
+        return records
+    prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
+    for record in records:
+        if record.error is not None or not record.module:
+            continue
+        directory = _top_directory(record)
+        if directory is None or directory in prefixes:
+            continue
+        segments = directory.split("/")
+        for start in range(len(segments)):  # shallowest first: the longest confirmed name
+            prefix = ".".join(segments[start:])
+            if f"{prefix}.{record.module}" in imported and all(
+                s.isidentifier() for s in segments[start:]
+            ):
+                prefixes[directory] = prefix
+                break
+    if not prefixes:
+        return records
+    renamed: list[FileRecord] = []
+    for record in records:
+        directory = _top_directory(record) if record.module else None
+        found = prefixes.get(directory) if directory is not None else None
+        renamed.append(record if found is None else _prefixed(record, found))
+    return renamed
+
+
+def _prefixed(record: FileRecord, prefix: str) -> FileRecord:
+    top = record.module.split(".")[0]
+
+    def moved(target: str) -> str:
+        return f"{prefix}.{target}" if target.split(".")[0] == top else target
+
+    return replace(
+        record,
+        module=f"{prefix}.{record.module}",
+        imports={k: moved(v) for k, v in record.imports.items()},
+        star_imports=tuple(moved(t) for t in record.star_imports),
+        aliases={k: moved(v) for k, v in record.aliases.items()},
+    )
+
+
+def _top_directory(record: FileRecord) -> str | None:
+    """The directory holding the top package (or module) of ``record``'s module name."""
+    segments = record.path[:-3].split("/")
+    if record.is_package:
+        segments = segments[:-1]
+    depth = len(record.module.split("."))
+    if len(segments) <= depth:
+        return None  # already named from the checkout's root
+    return "/".join(segments[: len(segments) - depth])
 
 
 def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
