@@ -299,3 +299,35 @@ def test_an_override_that_does_nothing_disables_the_hook_and_only_warns(tmp_path
         ''',
     })
     assert found["HG003 pkg.stub.StubPool.allocate"].severity is Severity.WARNING
+
+
+def test_a_field_the_subclass_provides_as_a_property_needs_no_setting(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/result.py": '''
+            class Result:
+                def forget(self):
+                    self._cache = None
+                    self._state = "PENDING"
+
+                def get(self):
+                    return self._cache, self._state
+
+
+            class Eager(Result):
+                def forget(self):
+                    self._state = "FORGOTTEN"
+
+                @property
+                def _cache(self):
+                    return {"result": 1}
+
+
+            class Sloppy(Result):
+                def forget(self):
+                    self._cache = None  # forgets _state, which get() reads
+        ''',
+    })
+    assert "HG003 pkg.result.Eager.forget" not in found
+    sloppy = found["HG003 pkg.result.Sloppy.forget"]
+    assert sloppy.severity is Severity.ERROR
+    assert [m["field"] for m in sloppy.evidence["missing"]] == ["_state"]  # type: ignore[union-attr]

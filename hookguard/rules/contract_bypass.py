@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
-from hookguard.model.records import MethodRecord
+from hookguard.model.records import MethodKind, MethodRecord
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 if TYPE_CHECKING:
@@ -176,9 +176,11 @@ class ContractBypass(Rule):
         if contract is None and required.keys() <= provided:
             return None
         provided |= _set_on_subclass_side(project, info, ancestor, method.name)
-        for node in project.mro(info):  # a class-level default makes the field always present
-            if isinstance(node, ClassInfo):
+        for node in project.mro(info):  # a class-level default or a property makes the
+            if isinstance(node, ClassInfo):  # field always present
                 provided |= node.record.attributes
+                provided.update(n for n, m in node.record.methods.items()
+                                if m.kind is MethodKind.PROPERTY)
         if contract is None and required.keys() <= provided:
             return None
         provided |= _initialised(project, info, base.name)
