@@ -1,8 +1,15 @@
-"""The persistent record cache: reuse, invalidation, corruption, foreign files, --no-cache."""
+"""The persistent record cache: reuse, invalidation, corruption, planted and unsafe files,
+--no-cache (issue 11, cases 1-3)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 import pickle
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -18,6 +25,10 @@ STALE = ("from typing_extensions import override\nclass Base: ...\nclass Child(B
 @pytest.fixture(autouse=True)
 def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def _cache_notes(notes: list[str]) -> list[str]:
+    return [n for n in notes if "cache" in n]
 
 
 def test_second_run_is_served_from_cache(tmp_path: Path) -> None:
@@ -40,40 +51,75 @@ def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["index", "records"])
-def test_corrupt_cache_is_rebuilt_with_a_warning(tmp_path: Path, name: str) -> None:
-    root = write_tree(tmp_path / "repo", {"a.py": STALE, "b.py": "class X: ...\n"})
+def test_corrupt_cache_is_rebuilt_with_one_note(tmp_path: Path, name: str) -> None:
+    root = write_tree(tmp_path / "repo", {f"m{i}.py": f"class X{i}: ...\n" for i in range(40)})
+    (root / "a.py").write_text(STALE)
     audit([root])
-    files = list((root / CACHE_DIR_NAME).glob(f"{name}-*.pickle"))
-    assert files
+    files = list((root / CACHE_DIR_NAME).glob(f"{name}-*.msgpack"))
+    assert len(files) > (1 if name == "records" else 0)
     for cache_file in files:
         cache_file.write_bytes(cache_file.read_bytes()[:-10] + b"garbage!!!")
-    (root / "b.py").write_text("class X:\n    pass\n")  # the records file is read only now
+    (root / "m1.py").write_text("class X1:\n    pass\n")  # the records file is read only now
     result = audit([root])
-    assert any("corrupt" in note for note in result.notes)
+    notes = _cache_notes(result.notes)
+    assert len(notes) == 1 and "corrupt" in notes[0] and "rebuilding" in notes[0], notes
     assert [f.symbol for f in result.findings] == ["a.Child.gone"]
-    assert not any("corrupt" in note for note in audit([root]).notes)  # rewritten
+    (root / "m1.py").write_text("class X1:\n    pass\n\n")
+    assert not _cache_notes(audit([root]).notes)  # rewritten
 
 
-@pytest.mark.parametrize("name", ["index", "records"])
-def test_planted_cache_is_never_unpickled(tmp_path: Path, name: str) -> None:
-    """A cache file committed by a pull request must not run code in the gate."""
-    root = write_tree(tmp_path / "repo", {"a.py": STALE})
-    audit([root])
-    files = list((root / CACHE_DIR_NAME).glob(f"{name}-*.pickle"))
-    assert files
-    marker = tmp_path / "pwned"
-
+def _exploit(marker: Path) -> bytes:
     class Exploit:
         def __reduce__(self) -> tuple[object, tuple[str]]:
             return (marker.write_text, ("ran",))
 
-    payload = pickle.dumps(Exploit())
+    return pickle.dumps(Exploit())
+
+
+@pytest.mark.parametrize("name", ["index", "records"])
+def test_planted_pickle_never_runs(tmp_path: Path, name: str) -> None:
+    """A pickle planted where the cache lives must not run, whatever its header: not even
+    signed with the empty key a full disk used to leave behind (issue 11, case 1)."""
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root])
+    cache = root / CACHE_DIR_NAME
+    files = list(cache.glob(f"{name}-*"))
+    assert files
+    marker = tmp_path / "pwned"
+    payload = _exploit(marker)
+    key_dir = tmp_path / "xdg" / "hookguard"
+    key_dir.mkdir(parents=True, exist_ok=True)
+    (key_dir / "cache-key").write_bytes(b"")  # what a full disk left
+    signed = hmac.new(b"", payload, hashlib.sha256).digest()
     for cache_file in files:
-        cache_file.write_bytes(b"HOOKGUARD-CACHE-1\n" + b"\0" * 32 + payload)
+        stem = cache_file.name.rsplit(".", 1)[0]
+        for suffix in (".msgpack", ".pickle"):
+            (cache / (stem + suffix)).write_bytes(b"HOOKGUARD-CACHE-1\n" + signed + payload)
     (root / "a.py").write_text(STALE + "\n")
     result = audit([root])
     assert not marker.exists()
-    assert any("corrupt or was not written by this user" in note for note in result.notes)
+    assert [f.symbol for f in result.findings] == ["a.Child.gone"]
+    assert len(_cache_notes(result.notes)) == 1
+
+
+def test_wellformed_file_of_the_wrong_shape_is_rebuilt(tmp_path: Path) -> None:
+    """A file with the right header and stamp whose body does not decode into the record types
+    is rebuilt: decoding is typed, nothing but records comes out of it."""
+    import msgspec
+
+    from hookguard.model import cache as cache_module
+
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    audit([root])
+    (index,) = (root / CACHE_DIR_NAME).glob("index-*.msgpack")
+    stamp = msgspec.msgpack.decode(index.read_bytes()[len(cache_module._MAGIC):])[0]
+    body = msgspec.msgpack.encode({"__reduce__": ["os.system", "touch pwned"]})
+    envelope = msgspec.msgpack.encode([stamp, zlib.crc32(body), msgspec.Raw(body)])
+    index.write_bytes(cache_module._MAGIC + envelope)
+    result = audit([root])
+    assert [f.symbol for f in result.findings] == ["a.Child.gone"]
+    (note,) = _cache_notes(result.notes)
+    assert "does not decode" in note
 
 
 def test_unchanged_checkout_reuses_the_whole_result(tmp_path: Path) -> None:
@@ -129,3 +175,144 @@ def test_history_answers_are_cached_per_file_content(tmp_path: Path) -> None:
     (repo.root / "pkg/base.py").write_text(renamed + "\n# edited\n")
     fourth = audit([repo.root])
     assert fourth.git_logs >= 1 and fourth.rechecked == 2
+
+
+# -- issue 11, case 2: the cache never writes outside the checkout ------------------------------
+def test_cache_symlink_out_of_the_checkout_is_refused(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / CACHE_DIR_NAME).symlink_to(outside)
+    result = audit([root])
+    assert [f.symbol for f in result.findings] == ["a.Child.gone"]
+    assert list(outside.iterdir()) == []
+    (note,) = _cache_notes(result.notes)
+    assert "symbolic link" in note and "not used" in note
+
+
+def test_cache_symlink_to_the_checkout_does_not_overwrite_gitignore(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE, ".gitignore": "build/\n"})
+    (root / CACHE_DIR_NAME).symlink_to(".")
+    before = sorted(p.name for p in root.iterdir())
+    audit([root])
+    assert (root / ".gitignore").read_text() == "build/\n"
+    assert sorted(p.name for p in root.iterdir()) == before
+
+
+def test_planted_links_inside_the_cache_are_not_followed(tmp_path: Path) -> None:
+    """A committed CACHEDIR.TAG or .gitignore link, or an index that is a FIFO, neither
+    redirects a write nor hangs the run."""
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    cache = root / CACHE_DIR_NAME
+    cache.mkdir()
+    victim = tmp_path / "victim"
+    (cache / "CACHEDIR.TAG").symlink_to(victim)
+    (cache / ".gitignore").symlink_to(victim)
+    audit([root])
+    assert not victim.exists()
+    (index,) = cache.glob("index-*.msgpack")
+    index.unlink()
+    os.mkfifo(index)
+    code = ("from pathlib import Path; from hookguard.engine import audit; "
+            f"print(len(audit([Path({str(root)!r})]).findings))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "1", out.stderr
+
+
+def test_cache_tracked_by_git_is_not_trusted(tmp_path: Path) -> None:
+    """A cache folder committed to the checkout could hold false records: never read."""
+    from tests.conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("code", {"a.py": STALE})
+    audit([repo.root])
+    repo.git("add", "-f", CACHE_DIR_NAME)
+    repo.git("commit", "-q", "-m", "commit the cache")
+    result = audit([repo.root])
+    (note,) = _cache_notes(result.notes)
+    assert "tracked by git" in note
+    assert result.stats.parsed == 1 and [f.symbol for f in result.findings] == ["a.Child.gone"]
+
+
+# -- issue 11, case 3: results a changing file cannot poison ------------------------------------
+FIXED = STALE.replace("def gone", "def gon_")  # same size; ``@override`` of a missing name
+
+
+def test_file_changed_between_hash_and_parse_is_not_cached_under_the_old_key(
+    tmp_path: Path,
+) -> None:
+    from hookguard.model.cache import RecordCache
+    from hookguard.model.loader import content_keys, load_worktree
+
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    cache = RecordCache(root / CACHE_DIR_NAME, "test")
+    keys = content_keys(root, ["a.py"], cache)
+    (root / "a.py").write_text("class Base: ...\n")  # edited after hashing, before parsing
+    records, _ = load_worktree(root, ["a.py"], cache, 2**20, keys=keys)
+    assert [c.name for c in records[0].classes] == ["Base"]
+    assert records[0].content_key != keys["a.py"]
+    cache.save()
+    cache = RecordCache(root / CACHE_DIR_NAME, "test")
+    assert cache.get((str(keys["a.py"]), "a.py", "a")) is None
+
+
+def test_file_gone_during_the_run_is_not_cached(tmp_path: Path) -> None:
+    from hookguard.model.cache import RecordCache
+    from hookguard.model.loader import content_keys, load_worktree
+
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    cache = RecordCache(root / CACHE_DIR_NAME, "test")
+    keys = content_keys(root, ["a.py"], cache)
+    (root / "a.py").unlink()
+    records, _ = load_worktree(root, ["a.py"], cache, 2**20, keys=keys)
+    assert records[0].error is not None
+    cache.save()
+    (root / "a.py").write_text(STALE)
+    cache = RecordCache(root / CACHE_DIR_NAME, "test")
+    assert cache.get((str(keys["a.py"]), "a.py", "a")) is None
+    assert [f.symbol for f in audit([root]).findings] == ["a.Child.gone"]
+
+
+def test_same_size_edit_restored_with_touch_r_is_seen(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    old = 1_600_000_000_000_000_000  # an mtime well in the past: not "racy"
+    os.utime(root / "a.py", ns=(old, old))
+    assert [f.symbol for f in audit([root]).findings] == ["a.Child.gone"]
+    assert [f.symbol for f in audit([root]).findings] == ["a.Child.gone"]
+    assert len(FIXED) == len(STALE)
+    (root / "a.py").write_text(FIXED)
+    os.utime(root / "a.py", ns=(old, old))  # ``touch -r``: same size, same mtime
+    result = audit([root])
+    assert [f.symbol for f in result.findings] == ["a.Child.gon_"]
+
+
+def test_concurrent_rewrites_leave_no_wrong_answer_behind(tmp_path: Path) -> None:
+    """A file rewritten while audits run: once the writer stops, the cached answer is the
+    uncached one."""
+    import threading
+
+    root = write_tree(tmp_path / "repo", {"a.py": STALE, "b.py": "class X: ...\n"})
+    stop = threading.Event()
+    contents = [STALE, "class Base: ...\n", FIXED, ""]
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            (root / "a.py").write_text(contents[i % len(contents)])
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(12):
+            audit([root])
+    finally:
+        stop.set()
+        thread.join()
+    for content in contents:
+        (root / "a.py").write_text(content)
+        cached = audit([root])
+        fresh = audit([root], Options(use_cache=False))
+        assert [f.symbol for f in cached.findings] == [f.symbol for f in fresh.findings]
+        assert [e.message for e in cached.errors] == [e.message for e in fresh.errors]

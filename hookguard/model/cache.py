@@ -1,29 +1,48 @@
 """A persistent cache of file records, keyed by content, hookguard version and config.
 
 The cache lives in ``.hookguard_cache/`` at the repository root (tagged with ``CACHEDIR.TAG``).
-It is a pickle, so it is signed: an HMAC under a per-user key that never lives in the checkout.
-A file a pull request planted, a corrupt file or one from another version is rebuilt with a
-warning and never unpickled. Writes are atomic (temp file + rename), so concurrent runs that
-share the folder each see a whole file, and the last writer wins.
+It is MessagePack decoded by msgspec into the record types: loading it only ever builds data
+(strings, numbers, tuples, the record dataclasses), so a cache file cannot run code, whoever
+wrote it, and it needs no signing key. The wire types are derived from the record dataclasses'
+fields (:func:`_wire`), so a field added to a record needs no code here (the schema digest in
+the stamp changes with the source, and older files are rebuilt).
+
+Every file starts with a version line; then a stamp (hookguard version, digest of its own
+source, config digest) and a checksum of the body. Anything in doubt (unreadable, truncated,
+corrupt, another build, a body that does not decode into the types) is rebuilt, with one note
+per run. Writes are atomic (temp file + rename), so concurrent runs that share the folder each
+see a whole file, and the last writer wins. A cache folder that is a symbolic link, leaves the
+checkout or is tracked by git (committed by someone: its records could lie) is never read nor
+written, with a note.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
-import hmac
 import os
-import pickle
-import secrets
+import stat
+import subprocess
 import tempfile
+import time
+import typing
 import zlib
+from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from hookguard import __version__
-from hookguard.model.records import FileRecord, blob_pickling
+from hookguard.findings import Finding, InputError
+from hookguard.git.history import HookChange
+from hookguard.incremental import AuditState
+from hookguard.model.records import ClassRecord, FileRecord, LazyMethods, MethodRecord
 
 CACHE_DIR_NAME = ".hookguard_cache"
-_MAGIC = b"HOOKGUARD-CACHE-1\n"
+_MAGIC = b"HOOKGUARD-CACHE-2 msgpack\n"
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by hookguard.\n"
@@ -31,12 +50,16 @@ _TAG = (
 )
 
 RecordKey = tuple[str, str, str]  # (content key, path, module)
-_SHARDS = 16  # records files: a one-file change rewrites one of them, and pickling stays small
+_SHARDS = 16  # records files: a one-file change rewrites one of them
+# (mtime_ns, ctime_ns, inode, size, content key): ``touch -r`` restores the mtime, not the ctime.
+StatEntry = tuple[int, int, int, int, str]
+# A file changed this recently may change again within the same timestamp tick, unseen by its
+# stat: its stat is not kept (git's "racy clean" rule), so the next run hashes it again.
+_RACY_NS = 2_000_000_000
 
 
 def _shard_of(key: RecordKey) -> int:
-    return zlib.crc32(key[1].encode()) % _SHARDS
-StatEntry = tuple[int, int, str]  # (mtime_ns, size, content key)
+    return zlib.crc32(key[1].encode("utf-8", "surrogateescape")) % _SHARDS
 
 
 def _schema_digest() -> str:
@@ -50,33 +73,149 @@ def _schema_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-def _user_key() -> bytes | None:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hookguard"
-    path = base / "cache-key"
-    try:
-        return path.read_bytes()
-    except OSError:
-        pass
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
-        return key
-    except FileExistsError:
-        return path.read_bytes()
-    except OSError:
+# -- the wire format --------------------------------------------------------------------------
+def _wire(cls: type, name: str, overrides: dict[str, Any]) -> type[msgspec.Struct]:
+    """A msgspec struct with ``cls``'s dataclass fields, in order, encoded as an array."""
+    hints = typing.get_type_hints(cls)
+    fields = [(f.name, overrides.get(f.name, hints[f.name])) for f in dataclasses.fields(cls)]
+    return msgspec.defstruct(name, fields, array_like=True, gc=False, omit_defaults=False)
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+_METHOD_FIELDS = _names(MethodRecord)
+_CLASS_FIELDS = _names(ClassRecord)
+_FILE_FIELDS = _names(FileRecord)
+_METHODS_AT = _CLASS_FIELDS.index("methods")
+_CLASSES_AT = _FILE_FIELDS.index("classes")
+
+_MethodWire = _wire(MethodRecord, "_MethodWire", {})
+# A class's methods: their names, and the methods encoded apart, decoded on first read.
+_ClassWire = _wire(ClassRecord, "_ClassWire", {"methods": tuple[tuple[str, ...], msgspec.Raw]})
+_FileWire = _wire(FileRecord, "_FileWire", {"classes": list[_ClassWire]})  # type: ignore[valid-type]
+
+_method_values: Callable[[MethodRecord], tuple[Any, ...]] = attrgetter(*_METHOD_FIELDS)
+_class_values: Callable[[ClassRecord], tuple[Any, ...]] = attrgetter(*_CLASS_FIELDS)
+_file_values: Callable[[FileRecord], tuple[Any, ...]] = attrgetter(*_FILE_FIELDS)
+_astuple = msgspec.structs.astuple
+
+_ENCODER = msgspec.msgpack.Encoder()
+_METHODS_DECODER = msgspec.msgpack.Decoder(list[_MethodWire])  # type: ignore[valid-type]
+_RECORDS_DECODER = msgspec.msgpack.Decoder(
+    list[tuple[str, str, str, _FileWire]]  # type: ignore[valid-type]
+)
+
+
+class _Envelope(msgspec.Struct, array_like=True, gc=False):
+    stamp: str  # hookguard version, source digest, config digest
+    checksum: int  # crc32 of ``body``
+    body: msgspec.Raw
+
+
+class _Index(msgspec.Struct, array_like=True, gc=False):
+    stats: dict[str, StatEntry]
+    history: dict[str, dict[tuple[str, str], HookChange] | bytes]
+    results: dict[str, tuple[list[Finding], list[InputError], list[str]]]
+    state: AuditState | None
+
+
+_ENVELOPE_DECODER = msgspec.msgpack.Decoder(_Envelope)
+_INDEX_DECODER = msgspec.msgpack.Decoder(_Index)
+
+
+def _decode_methods(raw: bytes) -> list[MethodRecord]:
+    return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
+
+
+def _encode_record(record: FileRecord) -> msgspec.Struct:
+    classes = []
+    for klass in record.classes:
+        values = list(_class_values(klass))
+        methods = klass.methods
+        raw = methods.encoded if isinstance(methods, LazyMethods) else None
+        if raw is None:
+            raw = _ENCODER.encode([_MethodWire(*_method_values(m)) for m in methods.values()])
+        values[_METHODS_AT] = (tuple(methods), msgspec.Raw(raw))
+        classes.append(_ClassWire(*values))
+    values = list(_file_values(record))
+    values[_CLASSES_AT] = classes
+    return _FileWire(*values)
+
+
+def _decode_record(wire: msgspec.Struct) -> FileRecord:
+    values = list(_astuple(wire))
+    classes = []
+    for klass in values[_CLASSES_AT]:
+        class_values = list(_astuple(klass))
+        names, raw = class_values[_METHODS_AT]
+        class_values[_METHODS_AT] = LazyMethods(names, bytes(raw), _decode_methods)
+        classes.append(ClassRecord(*class_values))
+    values[_CLASSES_AT] = classes
+    return FileRecord(*values)
+
+
+def _shard_body(kept: dict[RecordKey, FileRecord]) -> Callable[[], object]:
+    return lambda: [(*key, _encode_record(record)) for key, record in kept.items()]
+
+
+# -- the folder ---------------------------------------------------------------------------------
+def unsafe_cache_dir(directory: Path) -> str | None:
+    """Why ``directory`` must not be used as the cache, or None."""
+    if directory.is_symlink():
+        return "is a symbolic link"
+    if not os.path.lexists(directory):
         return None
+    if not directory.is_dir():
+        return "is not a directory"
+    if directory.resolve() != directory.parent.resolve() / directory.name:
+        return "leaves the checkout"
+    if (directory.parent / ".git").exists():
+        try:
+            tracked = subprocess.run(
+                ["git", "ls-files", "-z", "--", directory.name], cwd=directory.parent,
+                capture_output=True, timeout=30, check=False,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            tracked = b""
+        if tracked:
+            return "is tracked by git (a committed cache could hold false records)"
+    return None
+
+
+def _read_regular(file: Path) -> bytes:
+    """The bytes of ``file`` if it is a regular file; never follows a symbolic link or blocks
+    on a FIFO."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(file, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def _create_once(path: Path, text: str) -> None:
+    """Write ``path`` unless something (a file, a link, anything) is already there."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 class RecordCache:
-    """Two signed files: a small index (file stats, history answers, the last results) read on
-    every run, and the records, read only when some file changed."""
+    """Two kinds of files: a small index (file stats, history answers, the last results) read
+    on every run, and the records in shards, read only when some file changed."""
 
     def __init__(self, directory: Path, config_digest: str) -> None:
         self.directory = directory
-        self.index_file = directory / f"index-{config_digest}.pickle"
+        self.index_file = directory / f"index-{config_digest}.msgpack"
         self.digest = config_digest
         self._dirty_shards: set[int] = set()
         self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
@@ -89,55 +228,69 @@ class RecordCache:
         self._results: dict[str, object] = {}
         self._state: object | None = None
         self._index_dirty = False
-        self._key = _user_key()
-        if self._key is None:
-            self.warnings.append("cache disabled: no user cache directory for the signing key")
+        self._unstable = False  # a file changed while this run read it
+        self._doubted = False
+        self._started_ns = time.time_ns()
+        problem = unsafe_cache_dir(directory)
+        self.enabled = problem is None
+        if problem is not None:
+            self.warnings.append(f"{directory}: {problem}; the cache is not used (remove it)")
             self._records = {}
-        else:
-            index = self._read(self.index_file)
-            if index is not None:
-                self._stats, self._history, self._results, self._state = index
+            return
+        index = self._read(self.index_file, _INDEX_DECODER)
+        if isinstance(index, _Index):
+            self._stats = index.stats
+            self._history = dict(index.history)
+            self._results = dict(index.results)
+            self._state = index.state
 
     # -- reading ----------------------------------------------------------------------------
-    def _read(self, file: Path) -> Any:
-        """The signed payload of ``file`` (stamp checked), or None with a warning."""
+    def _doubt(self, file: Path, why: str) -> None:
+        if not self._doubted:  # one note a run, however many files are in doubt
+            self._doubted = True
+            self.warnings.append(f"{file}: cache {why}; rebuilding")
+
+    def _read(self, file: Path, decoder: msgspec.msgpack.Decoder[Any]) -> Any:
+        """The body of ``file`` decoded with ``decoder`` (stamp and checksum checked), or
+        None."""
         try:
-            blob = file.read_bytes()
+            blob = _read_regular(file)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            self.warnings.append(f"{file}: cache unreadable ({exc.strerror}); rebuilding")
+            self._doubt(file, f"unreadable ({exc.strerror or exc})")
             return None
-        assert self._key is not None
-        head = blob[: len(_MAGIC)]
-        digest = blob[len(_MAGIC) : len(_MAGIC) + 32]
-        payload = blob[len(_MAGIC) + 32 :]
-        expected = hmac.new(self._key, payload, hashlib.sha256).digest()
-        if head != _MAGIC or not hmac.compare_digest(digest, expected):
-            self.warnings.append(
-                f"{file}: cache is corrupt or was not written by this user; rebuilding"
-            )
+        if not blob.startswith(_MAGIC):
+            self._doubt(file, "is corrupt or from another version")
             return None
         try:
-            stamp, content = pickle.loads(payload)
-        except Exception as exc:  # a signed payload that fails to load: treat as corrupt
-            self.warnings.append(f"{file}: cache unreadable ({exc}); rebuilding")
+            envelope = _ENVELOPE_DECODER.decode(memoryview(blob)[len(_MAGIC):])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self._doubt(file, "is corrupt")
             return None
-        if stamp != self.stamp:
-            self.warnings.append(f"{file}: cache from hookguard {stamp}; rebuilding")
+        if envelope.stamp != self.stamp:
+            self._doubt(file, f"from hookguard {envelope.stamp}")
             return None
-        return content
+        if zlib.crc32(envelope.body) != envelope.checksum:
+            self._doubt(file, "is corrupt (checksum)")
+            return None
+        try:
+            return decoder.decode(envelope.body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            self._doubt(file, f"does not decode ({exc})")
+            return None
 
     def shard_file(self, shard: int) -> Path:
-        return self.directory / f"records-{self.digest}-{shard:x}.pickle"
+        return self.directory / f"records-{self.digest}-{shard:x}.msgpack"
 
     def _all_records(self) -> dict[RecordKey, FileRecord]:
         if self._records is None:
             self._records = {}
             for shard in range(_SHARDS):
-                loaded = self._read(self.shard_file(shard))
-                if isinstance(loaded, dict):
-                    self._records.update(loaded)
+                loaded = self._read(self.shard_file(shard), _RECORDS_DECODER)
+                if loaded is not None:
+                    for content, path, module, wire in loaded:
+                        self._records[(content, path, module)] = _decode_record(wire)
         return self._records
 
     def get(self, key: RecordKey) -> FileRecord | None:
@@ -161,10 +314,13 @@ class RecordCache:
         """What the last full model looked like (see :mod:`hookguard.incremental`), or None."""
         return self._state
 
-    def stat_key(self, path: str, mtime_ns: int, size: int) -> str | None:
+    def stat_key(self, path: str, st: os.stat_result) -> str | None:
+        """The content key of ``path`` if its stat is exactly the one recorded with it."""
         entry = self._stats.get(path)
-        if entry is not None and entry[0] == mtime_ns and entry[1] == size:
-            return entry[2]
+        if entry is not None and entry[:4] == (
+            st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size
+        ):
+            return entry[4]
         return None
 
     # -- writing ----------------------------------------------------------------------------
@@ -173,9 +329,23 @@ class RecordCache:
         self._used.add(key)
         self._dirty_shards.add(_shard_of(key))
 
-    def put_stat(self, path: str, mtime_ns: int, size: int, content_key: str) -> None:
-        if self._stats.get(path) != (mtime_ns, size, content_key):
-            self._stats[path] = (mtime_ns, size, content_key)
+    def put_stat(self, path: str, st: os.stat_result, content_key: str) -> None:
+        """Remember that ``path`` with stat ``st`` holds ``content_key`` (read and hashed after
+        the stat was taken)."""
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self._started_ns - _RACY_NS:
+            if self._stats.pop(path, None) is not None:
+                self._index_dirty = True
+            return
+        entry = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size, content_key)
+        if self._stats.get(path) != entry:
+            self._stats[path] = entry
+            self._index_dirty = True
+
+    def changed_during_run(self, path: str) -> None:
+        """``path`` changed while this run read it: its stat is forgotten, and this run's
+        results and state (built from a mix of contents) are not kept."""
+        self._unstable = True
+        if self._stats.pop(path, None) is not None:
             self._index_dirty = True
 
     def put_history(self, key: str, value: object) -> None:
@@ -184,15 +354,19 @@ class RecordCache:
         self._index_dirty = True
 
     def put_result(self, key: str, value: object) -> None:
+        if self._unstable:
+            return
         self._results = {key: value}  # only the latest: it answers "nothing changed"
         self._index_dirty = True
 
     def put_state(self, value: object) -> None:
+        if self._unstable:
+            return
         self._state = value
         self._index_dirty = True
 
     def save(self) -> None:
-        if self._key is None:
+        if not self.enabled:
             return
         if self._dirty_shards and self._records is not None:
             # Rewrite only the shards that gained records. Each keeps what this run used, plus
@@ -209,25 +383,39 @@ class RecordCache:
             for shard, kept in shards.items():
                 for key in older[shard][: len(kept) + 8]:
                     kept[key] = self._records[key]
-                self._write(self.shard_file(shard), kept)
+                self._write(self.shard_file(shard), _shard_body(kept))
         if self._index_dirty:
             history = {k: self._history[k] for k in self._history_used}
-            self._write(self.index_file, (self._stats, history, self._results, self._state))
+            index = _Index(self._stats, history, self._results, self._state)  # type: ignore[arg-type]
+            self._write(self.index_file, lambda: index)
 
-    def _write(self, file: Path, content: object) -> None:
-        assert self._key is not None
-        with blob_pickling():
-            payload = pickle.dumps((self.stamp, content), protocol=pickle.HIGHEST_PROTOCOL)
-        digest = hmac.new(self._key, payload, hashlib.sha256).digest()
+    def _write(self, file: Path, content: Callable[[], object]) -> None:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tag = self.directory / "CACHEDIR.TAG"
-            if not tag.exists():
-                tag.write_text(_TAG)
-                (self.directory / ".gitignore").write_text("*\n")
+            body = _ENCODER.encode(content())
+        except (TypeError, ValueError, msgspec.EncodeError) as exc:  # a value it cannot hold
+            self.warnings.append(f"{file}: cannot write cache ({exc})")
+            return
+        envelope = _ENCODER.encode(_Envelope(self.stamp, zlib.crc32(body), msgspec.Raw(body)))
+        try:
+            if self.directory.is_symlink():  # appeared during the run
+                self.warnings.append(f"{self.directory}: is a symbolic link; not written")
+                self.enabled = False
+                return
+            self.directory.mkdir(exist_ok=True)
+            if self.directory.resolve() != self.directory.parent.resolve() / self.directory.name:
+                self.enabled = False
+                return
+            _create_once(self.directory / "CACHEDIR.TAG", _TAG)
+            _create_once(self.directory / ".gitignore", "*\n")
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{file.stem}-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_MAGIC + digest + payload)
-            os.replace(tmp, file)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_MAGIC)
+                    handle.write(envelope)
+                os.replace(tmp, file)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         except OSError as exc:
-            self.warnings.append(f"{self.directory}: cannot write cache ({exc.strerror})")
+            self.warnings.append(f"{self.directory}: cannot write cache ({exc.strerror or exc})")

@@ -34,15 +34,20 @@ class _Job:
     module: str
     is_package: bool
     key: str
-    data: bytes | None  # None: read ``abspath`` in the worker
+    data: bytes | None  # None: read ``abspath`` in the worker (no ``abspath``: missing blob)
     abspath: str | None
     max_size: int
 
 
 def _run_job(job: _Job) -> FileRecord:
+    """The record of ``job``'s bytes. Its ``content_key`` is the key of exactly the bytes parsed
+    (read once, hashed and parsed from the same buffer); empty when nothing could be read."""
     data = job.data
+    key = job.key
     if data is None:
-        assert job.abspath is not None
+        if job.abspath is None:
+            return FileRecord(job.path, job.module, job.is_package,
+                              error=f"cannot read git object {job.key}")
         try:
             data = Path(job.abspath).read_bytes()
         except OSError as exc:
@@ -52,15 +57,19 @@ def _run_job(job: _Job) -> FileRecord:
                 is_package=job.is_package,
                 error=f"cannot read file: {exc.strerror or exc}",
             )
+        key = blob_sha(data)
     if len(data) > job.max_size:
-        return FileRecord(
+        record = FileRecord(
             path=job.path,
             module=job.module,
             is_package=job.is_package,
             error=f"skipped: {len(data) / 2**20:.1f} MiB is over max-file-size "
             f"({job.max_size / 2**20:.1f} MiB)",
         )
-    return extract(job.path, job.module, job.is_package, data)
+    else:
+        record = extract(job.path, job.module, job.is_package, data)
+    record.content_key = key
+    return record
 
 
 def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
@@ -79,17 +88,20 @@ def content_keys(
     root: Path, paths: Sequence[str], cache: RecordCache | None
 ) -> dict[str, str | OSError]:
     """The content key (git blob id) of each file: from its stat when the cache knows it,
-    else by reading it. A file that cannot be read maps to the error."""
+    else by reading it. A file that cannot be read maps to the error.
+
+    The stat is taken before the read, so an edit during the read leaves a stat that no longer
+    matches, and the next run reads the file again."""
     keys: dict[str, str | OSError] = {}
     for path in paths:
         abspath = root / path
         try:
             st = abspath.stat()
-            key = cache.stat_key(path, st.st_mtime_ns, st.st_size) if cache else None
+            key = cache.stat_key(path, st) if cache else None
             if key is None:
                 key = blob_sha(abspath.read_bytes())
                 if cache:
-                    cache.put_stat(path, st.st_mtime_ns, st.st_size, key)
+                    cache.put_stat(path, st, key)
         except OSError as exc:
             keys[path] = exc
             continue
@@ -163,7 +175,7 @@ def load_blobs(
         records.append(None)
     blobs = read([sha for _, _, sha, _, _ in missing])
     jobs = [
-        _Job(path, module, pkg, sha, blobs.get(sha, b""), None, max_size)
+        _Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
         for _, path, sha, module, pkg in missing
     ]
     result, stats = _finish(records, jobs, [m[0] for m in missing], cache, stats, workers)
@@ -182,9 +194,16 @@ def _finish(
     workers: int | None,
 ) -> tuple[list[FileRecord], LoadStats]:
     for slot, job, record in zip(slots, jobs, _parse_all(jobs, workers), strict=True):
-        record.content_key = job.key
         records[slot] = record
+        if not record.content_key:  # unreadable: nothing to key it by, never cached
+            if cache is not None:
+                cache.changed_during_run(job.path)
+            continue
+        if record.content_key != job.key and cache is not None:
+            # The file changed between hashing and parsing: the record is kept under the key
+            # of the bytes it was built from, and this run's results are not kept.
+            cache.changed_during_run(job.path)
         if cache is not None:
-            cache.put((job.key, job.path, job.module), record)
+            cache.put((record.content_key, job.path, job.module), record)
     stats.parsed = len(jobs)
     return [r for r in records if r is not None], stats

@@ -1,7 +1,7 @@
-"""Compact, picklable per-file records: the whole static model is built from these.
+"""Compact per-file records: the whole static model is built from these.
 
 The leaves (parameters, call sites, assignments) are named tuples: they are created and
-unpickled by the hundred thousand, and tuples are the cheapest objects Python has for that.
+decoded by the hundred thousand, and tuples are the cheapest objects Python has for that.
 
 A record holds what the rules need and nothing of the syntax tree, so records can be cached by
 content hash, shipped between processes and merged into a :class:`~hookguard.model.project.Project`.
@@ -9,9 +9,7 @@ content hash, shipped between processes and merged into a :class:`~hookguard.mod
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -140,95 +138,41 @@ def method_mentions(method: MethodRecord) -> frozenset[str]:
     return frozenset(_mentions(method))
 
 
-_blob_pickling = False
-
-
-@contextmanager
-def blob_pickling() -> Iterator[None]:
-    """Pickle :class:`MethodTables` as blobs unpickled on first read: the cache's format.
-
-    Elsewhere (records sent back by parser processes) they are pickled inline, so their strings
-    stay shared with the rest of the stream: a cold run that reads every class keeps one copy of
-    each name per batch of files, not one per file.
-    """
-    global _blob_pickling
-    previous, _blob_pickling = _blob_pickling, True
-    try:
-        yield
-    finally:
-        _blob_pickling = previous
-
-
-class MethodTables:
-    """The method tables of all classes of one file. In the cache they are one blob, unpickled on
-    the first read of any of them: a run that reads few classes never unpickles the methods of
-    the others."""
-
-    __slots__ = ("_blob", "_tables")
-
-    def __init__(self, tables: list[dict[str, MethodRecord]]) -> None:
-        self._tables: list[dict[str, MethodRecord]] | None = tables
-        self._blob: bytes | None = None
-
-    @classmethod
-    def _restore(cls, blob: bytes) -> MethodTables:
-        tables = cls.__new__(cls)
-        tables._blob = blob
-        tables._tables = None
-        return tables
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        if not _blob_pickling:
-            return (MethodTables, (self._all(),))
-        blob = self._blob
-        if blob is None:
-            blob = pickle.dumps(self._tables, protocol=pickle.HIGHEST_PROTOCOL)
-        return (MethodTables._restore, (blob,))
-
-    def _all(self) -> list[dict[str, MethodRecord]]:
-        tables = self._tables
-        if tables is None:
-            assert self._blob is not None
-            tables = self._tables = pickle.loads(self._blob)
-            self._blob = None  # one copy in memory: the records, or their pickle
-        return tables
-
-    def table(self, index: int) -> dict[str, MethodRecord]:
-        return self._all()[index]
-
-
 class LazyMethods(Mapping[str, MethodRecord]):
-    """A class's methods by name (its table in the file's :class:`MethodTables`).
+    """A class's methods by name, decoded from the cache on the first read of any of them.
 
-    The names are known at once, so ``name in methods`` and iteration cost nothing; the records
-    are unpickled when one is first read.
+    The cache keeps a class's method names beside the encoded methods (see
+    :mod:`hookguard.model.cache`), so ``name in methods`` and iteration cost nothing; a run that
+    reads few classes never decodes the methods of the others. ``decode`` turns the encoded bytes
+    into the records, in the order of ``names``; it only builds data, it cannot run code.
     """
 
-    __slots__ = ("_data", "_index", "_names", "_tables")
+    __slots__ = ("_data", "_decode", "_names", "_raw")
 
-    def __init__(self, tables: MethodTables, index: int) -> None:
-        self._tables = tables
-        self._index = index
-        self._data: dict[str, MethodRecord] | None = tables.table(index)
-        self._names: dict[str, None] = dict.fromkeys(self._data)
+    def __init__(
+        self, names: tuple[str, ...], raw: bytes, decode: Callable[[bytes], list[MethodRecord]]
+    ) -> None:
+        self._names: dict[str, None] = dict.fromkeys(names)
+        self._raw: bytes | None = raw
+        self._decode = decode
+        self._data: dict[str, MethodRecord] | None = None
 
-    @classmethod
-    def _restore(cls, names: tuple[str, ...], tables: MethodTables, index: int) -> LazyMethods:
-        lazy = cls.__new__(cls)
-        lazy._names = dict.fromkeys(names)
-        lazy._tables = tables
-        lazy._index = index
-        lazy._data = None
-        return lazy
-
-    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        return (LazyMethods._restore, (tuple(self._names), self._tables, self._index))
+    @property
+    def encoded(self) -> bytes | None:
+        """The encoded methods while they have not been decoded (the cache writes them back
+        as they are)."""
+        return self._raw
 
     @property
     def loaded(self) -> dict[str, MethodRecord]:
         data = self._data
         if data is None:
-            data = self._data = self._tables.table(self._index)
+            assert self._raw is not None
+            methods = self._decode(self._raw)
+            if len(methods) != len(self._names):
+                raise ValueError("cached method table does not match its names")
+            data = self._data = dict(zip(self._names, methods, strict=True))
+            self._raw = None  # one copy in memory: the records, or their encoding
         return data
 
     def __getitem__(self, name: str) -> MethodRecord:
@@ -258,17 +202,17 @@ class LazyMethods(Mapping[str, MethodRecord]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (dict, (self.loaded,))  # between processes: a plain dict
+
     def __repr__(self) -> str:
         return f"LazyMethods({list(self._names)})"
 
 
 def share_method_tables(record: FileRecord) -> None:
-    """Make ``record``'s classes' methods lazy, in one :class:`MethodTables` for the file."""
-    if not record.classes:
-        return
-    tables = MethodTables([dict(c.methods) for c in record.classes])
-    for index, klass in enumerate(record.classes):
-        klass.methods = LazyMethods(tables, index)
+    """Nothing to do: the cache encodes each class's methods apart and decodes them lazily
+    (:class:`LazyMethods`). Kept until the extractor stops calling it."""
+    del record
 
 
 @dataclass(slots=True)
@@ -285,7 +229,7 @@ class ClassRecord:
     local_scope: bool = False  # defined inside a function
     # The names its methods use on the class (see :func:`method_mentions`) that are neither
     # ``self_refs`` nor method names, kept apart to stay small: with those, what an incremental
-    # run compares a change against without unpickling the methods.
+    # run compares a change against without decoding the methods.
     mentions: frozenset[str] = frozenset()
 
 
