@@ -218,7 +218,8 @@ def _result_key(keys: dict[str, str | OSError], inputs: str, scopes: Sequence[st
     (:func:`_inputs_digest`) and the paths reported on."""
     digest = hashlib.sha256()
     for path, key in keys.items():
-        digest.update(f"{path}\0{key if isinstance(key, str) else 'unreadable'}\n".encode())
+        line = f"{path}\0{key if isinstance(key, str) else 'unreadable'}\n"
+        digest.update(line.encode("utf-8", "surrogateescape"))  # non-UTF-8 file names
     digest.update(inputs.encode())
     digest.update(repr(tuple(scopes)).encode())
     return digest.hexdigest()

@@ -41,7 +41,7 @@ class Finding:
     def fingerprint(self) -> str:
         """Line-independent identity: moving code does not make a finding new."""
         text = f"{self.rule}\0{self.symbol}\0{self.hook}"
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)

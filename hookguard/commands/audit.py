@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hookguard.commands.common import emit, exit_code, options_from, summarise
+from hookguard.commands.common import (
+    classes_of,
+    emit,
+    exit_code,
+    options_from,
+    summarise,
+)
 
 
 def run_audit(args: argparse.Namespace) -> int:
     from hookguard.engine import audit
 
     result = audit(args.paths or [Path.cwd()], options_from(args))
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
+    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
+                        classes_of(result))
     emit(args, result.findings, result.errors, result.notes, summary, result.root)
-    return exit_code(result.findings, args.exit_zero)
+    return exit_code(result.findings, args.exit_zero, result.errors)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from hookguard.commands.common import EXIT_USAGE, emit, exit_code, options_from, summarise
+from hookguard.commands.common import (
+    EXIT_USAGE,
+    classes_of,
+    emit,
+    exit_code,
+    options_from,
+    summarise,
+)
 from hookguard.gate import GateError, run_gate
 
 
@@ -23,7 +30,7 @@ def run_check(args: argparse.Namespace) -> int:
         notes.append(f"hook change: {change.class_fq}.{change.old} {what} {when} [{change.path}]")
     notes.extend(f"hook change: {change.describe()}" for change in result.call_changes)
     scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds)
-    summary = summary.replace("hookguard:", f"hookguard check ({scope}): new", 1)
+    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
+                        classes_of(result), label=f"hookguard check ({scope})", new=True)
     emit(args, result.findings, result.errors, notes, summary, result.root)
-    return exit_code(result.findings, args.exit_zero)
+    return exit_code(result.findings, args.exit_zero, result.errors)

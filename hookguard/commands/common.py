@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from hookguard.errors import UsageError
+
 if TYPE_CHECKING:
     from hookguard.engine import Options
     from hookguard.findings import Finding, InputError
@@ -32,25 +34,130 @@ def options_from(args: argparse.Namespace) -> Options:
     )
 
 
+# Input problems that leave a class's analysis incomplete but the file analysed; every other
+# input error means a whole file was not analysed (it does not parse, cannot be read, ...).
+_CLASS_PROBLEMS = ("cannot resolve base class", "cyclic inheritance",
+                   "inconsistent method resolution order")
+
+
+def not_analysed(errors: Sequence[InputError]) -> list[InputError]:
+    """The errors that stand for a whole file left out of the analysis."""
+    return [e for e in errors if not e.message.startswith(_CLASS_PROBLEMS)]
+
+
+def reason_of(error: InputError) -> str:
+    """A short reason for a file not analysed: ``syntax error``, ``cannot read file``, ..."""
+    message = error.message
+    if "max-file-size" in message:
+        return "over max-file-size"
+    head = message.split(":", 1)[0].split(" (", 1)[0].strip()
+    return head if 0 < len(head) <= 40 else "other"
+
+
 def summarise(
-    findings: Sequence[Finding], errors: Sequence[InputError], files: int, seconds: float
+    findings: Sequence[Finding],
+    errors: Sequence[InputError],
+    files: int,
+    seconds: float,
+    classes: int | None = None,
+    label: str = "hookguard",
+    new: bool = False,
+    unit: str = "file",
 ) -> str:
+    """The summary line printed on every run, clean ones included.
+
+    ``hookguard: All checks passed! 12 files, 30 classes (0.20s)``, or the counts of errors and
+    warnings; then how many files were not analysed and why, and other input problems. ``new``:
+    the counts are of what a change introduces (``hookguard check``).
+    """
     from hookguard.findings import Severity
 
     n_err = sum(f.severity is Severity.ERROR for f in findings)
     n_warn = len(findings) - n_err
-    parts = [f"{n_err} error{'s' * (n_err != 1)}", f"{n_warn} warning{'s' * (n_warn != 1)}"]
-    if errors:
-        parts.append(f"{len(errors)} file problem{'s' * (len(errors) != 1)}")
-    return f"hookguard: {', '.join(parts)} in {files} files ({seconds:.2f}s)"
+    scope = _plural(files, unit) + (f", {_plural(classes, 'class')}" if classes is not None
+                                      else "")
+    if not findings and not errors:
+        passed = "no new findings" if new else "All checks passed!"
+        return f"{label}: {passed} {scope} ({seconds:.2f}s)"
+    kind = "new " if new else ""
+    counts = f"{_plural(n_err, kind + 'error')}, {_plural(n_warn, kind + 'warning')}"
+    line = f"{label}: {counts} in {scope} ({seconds:.2f}s)"
+    skipped = not_analysed(errors)
+    if skipped:
+        reasons: dict[str, int] = {}
+        for error in skipped:
+            reason = reason_of(error)
+            reasons[reason] = reasons.get(reason, 0) + 1
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(
+            reasons.items(), key=lambda item: (-item[1], item[0])))
+        line += f"; {_plural(len(skipped), 'file')} not analysed ({why})"
+    others = len(errors) - len(skipped)
+    if others:
+        line += f"; {_plural(others, 'input problem')}"
+    return line
 
 
-def exit_code(findings: Sequence[Finding], exit_zero: bool) -> int:
+def classes_of(result: object) -> int | None:
+    """How many classes the run modelled, when its result still holds the model."""
+    classes = getattr(getattr(result, "project", None), "classes", None)
+    return len(classes) if isinstance(classes, dict) else None
+
+
+def _plural(count: int, noun: str) -> str:
+    suffix = "es" if noun.endswith("s") else "s"
+    return f"{count} {noun}{suffix * (count != 1)}"
+
+
+def exit_code(
+    findings: Sequence[Finding], exit_zero: bool, errors: Sequence[InputError] = ()
+) -> int:
+    """1 for an error-level finding or a file not analysed (as ruff and mypy fail on a file
+    that does not parse); 0 otherwise, and always 0 with ``--exit-zero``."""
     from hookguard.findings import Severity
 
     if exit_zero:
         return EXIT_CLEAN
-    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in findings) else EXIT_CLEAN
+    failed = any(f.severity is Severity.ERROR for f in findings) or bool(not_analysed(errors))
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def open_output(path: str | None) -> IO[str]:
+    """``--output FILE`` opened for writing, or stdout; a file that cannot be written is a
+    usage error (exit 2) with one line naming it."""
+    if not path:
+        return sys.stdout
+    try:
+        return open(path, "w", encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        from hookguard.report.escape import printable
+
+        raise UsageError(
+            f"cannot write the report to {printable(path)}: {exc.strerror or exc}"
+        ) from None
+
+
+def display_paths(
+    findings: Sequence[Finding], errors: Sequence[InputError], root: Path
+) -> tuple[list[Finding], list[InputError]]:
+    """Copies with paths relative to the current directory, as ruff and mypy print them."""
+    from dataclasses import replace
+
+    cwd = Path.cwd()
+    cache: dict[str, str] = {}
+
+    def rel(path: str) -> str:
+        if path not in cache:
+            try:
+                cache[path] = Path(os.path.relpath(root / path, cwd)).as_posix()
+            except ValueError:  # another drive (Windows)
+                cache[path] = path
+        return cache[path]
+
+    shown = [
+        replace(f, path=rel(f.path), related=[replace(r, path=rel(r.path)) for r in f.related])
+        for f in findings
+    ]
+    return shown, [replace(e, path=rel(e.path)) for e in errors]
 
 
 def emit(
@@ -61,16 +168,19 @@ def emit(
     summary: str,
     root: Path,
 ) -> None:
-    """Write a report in the chosen format to stdout or ``--output``."""
+    """Write a report in the chosen format to stdout or ``--output``.
+
+    Plain and rich output name files relative to the current directory; JSON, SARIF and GitHub
+    output relative to the repository root (their documented schema). The summary line is
+    printed on every run: in the report for rich and GitHub output, on stderr otherwise.
+    """
     fmt = args.format
-    stream: IO[str] = (
-        open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-        if args.output
-        else sys.stdout
-    )
+    stream = open_output(getattr(args, "output", None))
     try:
         if fmt == "auto":
             fmt = "rich" if stream.isatty() else "plain"
+        if fmt in ("rich", "plain"):
+            findings, errors = display_paths(findings, errors, root)
         if fmt == "rich":
             from hookguard.report.terminal import render_terminal
 
@@ -92,8 +202,11 @@ def emit(
             from hookguard.report.plain import render_plain
 
             stream.write(render_plain(findings, errors, notes))
-            if findings or errors:
-                print(summary, file=sys.stderr)
+        stream.flush()
     finally:
         if stream is not sys.stdout:
             stream.close()
+    if fmt in ("plain", "json", "sarif"):
+        from hookguard.report.escape import printable
+
+        print(printable(summary), file=sys.stderr)

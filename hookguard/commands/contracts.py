@@ -25,7 +25,6 @@ def run_contracts(args: argparse.Namespace) -> int:
     assert result.project is not None
     findings = list(check_contracts(ContractStale(), result.project, contracts, strict=True))
     args.output, args.exit_zero = None, False
-    summary = summarise(findings, [], len(contracts), result.seconds).replace(
-        " files (", " contracts (")
+    summary = summarise(findings, [], len(contracts), result.seconds, unit="contract")
     emit(args, findings, [], [], summary, result.root)
     return exit_code(findings, False)

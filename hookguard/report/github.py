@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from hookguard.findings import Finding, InputError, Severity
+from hookguard.report.escape import printable
 
 MAX_ANNOTATIONS = 10
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -63,8 +64,8 @@ def render_github(
         )
         lines.append(f"hookguard: {_join(overflow)} not annotated; {where}")
     if problem:
-        lines.append(problem)
-    lines.append(summary)
+        lines.append(_plain_line(problem))
+    lines.append(_plain_line(summary))
     return "\n".join(lines) + "\n"
 
 
@@ -103,7 +104,16 @@ def command(name: str, message: str, **properties: object) -> str:
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """As ``@actions/core`` escapes; then control characters (``ESC``) and undecodable bytes
+    become visible escapes (:func:`~hookguard.report.escape.printable`)."""
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(value)
+
+
+def _plain_line(text: str) -> str:
+    """A line that is not a workflow command: one line, no control characters, no ``::``."""
+    text = printable(text)
+    return "hookguard: " + text if text.startswith(":") else text
 
 
 def escape_property(value: str) -> str:
@@ -182,13 +192,16 @@ _MARKDOWN_SPECIAL = frozenset("\\`*_[]<>|~&#!")
 
 
 def _text(value: str) -> str:
-    escaped = "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in value)
-    return "<br>".join(escaped.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "<br>".join(
+        "".join("\\" + c if c in _MARKDOWN_SPECIAL else c for c in printable(line))
+        for line in lines
+    )
 
 
 def _code(value: str) -> str:
     """A code span (literal text) in a table cell: GFM still needs ``|`` escaped inside it."""
-    value = " ".join(value.splitlines()).replace("|", "\\|")
+    value = printable(" ".join(value.splitlines())).replace("|", "\\|")
     fence = "`"
     while fence in value:
         fence += "`"

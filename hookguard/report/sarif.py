@@ -57,7 +57,12 @@ def render_sarif(
         "results": [_result(f, index.get(f.code)) for f in findings],
     }
     log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
-    return json.dumps(log, indent=2, ensure_ascii=False, default=str) + "\n"
+    try:
+        text = json.dumps(log, indent=2, ensure_ascii=False, default=str)
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a non-UTF-8 file name: \udcff escapes keep the JSON valid
+        text = json.dumps(log, indent=2, ensure_ascii=True, default=str)
+    return text + "\n"
 
 
 def _rule(rule: type[Rule]) -> dict[str, Any]:
@@ -161,7 +166,8 @@ def _physical(
 
 
 def _artifact(path: str) -> dict[str, str]:
-    return {"uri": quote(Path(path).as_posix(), safe=_URI_SAFE), "uriBaseId": SRCROOT}
+    uri = quote(Path(path).as_posix(), safe=_URI_SAFE, errors="surrogateescape")
+    return {"uri": uri, "uriBaseId": SRCROOT}
 
 
 def _root_uri(root: Path) -> str:

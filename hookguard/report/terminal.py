@@ -7,6 +7,7 @@ from itertools import groupby
 from typing import IO
 
 from hookguard.findings import Finding, InputError, Severity
+from hookguard.report.escape import printable, safe_path
 
 
 def render_terminal(
@@ -18,12 +19,15 @@ def render_terminal(
     color: bool,
 ) -> None:
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as markup_escape
+
+    def escape(text: str) -> str:  # text from the checkout: no markup, no control characters
+        return markup_escape(printable(text))
     from rich.tree import Tree
 
     console = Console(file=stream, no_color=not color, highlight=False, soft_wrap=False)
     for path, group in groupby(findings, key=lambda f: f.path):
-        tree = Tree(f"[bold underline]{escape(path)}[/]")
+        tree = Tree(f"[bold underline]{markup_escape(safe_path(path))}[/]")
         for finding in group:
             style = "bold red" if finding.severity is Severity.ERROR else "bold yellow"
             node = tree.add(
@@ -36,7 +40,8 @@ def render_terminal(
                 node.add("[dim]chain:[/] " + " → ".join(escape(str(c)) for c in chain))
             commit = finding.evidence.get("short")
             if commit:
-                node.add(f"[dim]commit:[/] {commit} {escape(str(finding.evidence.get('subject')))}")
+                subject = escape(str(finding.evidence.get("subject")))
+                node.add(f"[dim]commit:[/] {escape(str(commit))} {subject}")
             for related in finding.related:
                 node.add(
                     f"[dim]see:[/] {escape(related.path)}:{related.line} {escape(related.message)}"
@@ -47,7 +52,8 @@ def render_terminal(
         console.print(tree)
         console.print()
     for error in errors:
-        console.print(f"[red]{escape(error.path)}:{error.line}: error:[/] {escape(error.message)}")
+        where = f"{markup_escape(safe_path(error.path))}:{error.line}"
+        console.print(f"[red]{where}: error:[/] {escape(error.message)}")
     for note in notes:
         console.print(f"[dim]note: {escape(note)}[/]")
-    console.print(summary)
+    console.print(escape(summary), soft_wrap=True)

@@ -1,0 +1,196 @@
+"""What every run prints: the summary line, paths as the user sees them, escaped hostile names,
+and the report file. Real checkouts in tmp dirs, the real command line in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hookguard.findings import Finding, InputError, Severity
+from hookguard.report.escape import printable, safe_path
+from hookguard.report.github import render_github
+from hookguard.report.plain import render_plain
+from tests.conftest import GitRepo, write_tree
+
+# A base that calls a hook with an argument and a subclass whose override takes none: HG002.
+DRIFT = (
+    "class A:\n    def f(self):\n        self.g(1)\n\n    def g(self, x):\n        pass\n\n\n"
+    "class B(A):\n    def g(self):\n        pass\n"
+)
+CLEAN = "class A:\n    def f(self):\n        self.g(1)\n\n    def g(self, x):\n        pass\n"
+
+
+def cli(cwd: Path, *args: str, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hookguard", *args], cwd=cwd, capture_output=True, text=True,
+        check=False, env={**os.environ, "PYTHONIOENCODING": "utf-8", **(env or {})},
+        errors="surrogateescape",
+    )
+
+
+# -- the summary line --------------------------------------------------------------------------
+def test_clean_run_prints_a_summary(tmp_path: Path) -> None:
+    GitRepo(tmp_path).commit("add", {"pkg/__init__.py": "", "pkg/a.py": CLEAN,
+                                     "pkg/b.py": "X = 1\n"})
+    proc = cli(tmp_path, "audit", "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("hookguard: All checks passed! 3 files, 1 class ("), proc.stderr
+    rich = cli(tmp_path, "audit", "--no-cache", "--format", "rich")
+    assert "All checks passed! 3 files, 1 class (" in rich.stdout
+
+
+def test_summary_counts_findings(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": DRIFT})
+    proc = cli(tmp_path, "audit", "--no-cache")
+    assert proc.returncode == 1
+    assert "hookguard: 1 error, 0 warnings in 1 file, 2 classes (" in proc.stderr, proc.stderr
+    assert "not analysed" not in proc.stderr
+
+
+def test_files_not_analysed_are_counted_with_reasons_and_fail_the_run(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": CLEAN, "broken.py": "def f(:\n", "broken2.py": "class (\n"})
+    proc = cli(tmp_path, "audit", "--no-cache")
+    # As ruff and mypy: a file that cannot be parsed is an error (exit 1) ...
+    assert proc.returncode == 1, proc.stderr
+    assert "broken.py:1: error: syntax error" in proc.stdout
+    assert "; 2 files not analysed (2 syntax error)" in proc.stderr, proc.stderr
+    # ... unless --exit-zero.
+    assert cli(tmp_path, "audit", "--no-cache", "--exit-zero").returncode == 0
+    # Without the broken files the same checkout passes.
+    (tmp_path / "broken.py").unlink()
+    (tmp_path / "broken2.py").unlink()
+    assert cli(tmp_path, "audit", "--no-cache").returncode == 0
+
+
+def test_check_summary_names_new_findings(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("base", {"a.py": CLEAN})
+    proc = cli(repo.root, "check", "--base", "HEAD", "--no-cache")
+    assert proc.returncode == 0
+    assert "hookguard check (" in proc.stderr and "): no new findings 1 file" in proc.stderr
+    repo.write({"a.py": DRIFT})
+    repo.git("add", "a.py")
+    staged = cli(repo.root, "check", "--staged", "--no-cache")
+    assert staged.returncode == 1
+    assert "hookguard check (staged tree vs HEAD): 1 new error, 0 new warnings" in staged.stderr
+
+
+# -- paths relative to the current directory ---------------------------------------------------
+def test_plain_and_rich_paths_are_relative_to_the_current_directory(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("add", {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/m.py": DRIFT,
+                        "tools/__init__.py": ""})
+    inside = cli(repo.root / "pkg", "audit", "--no-cache")
+    assert inside.stdout.startswith("sub/m.py:10:5: HG002 [error] "), inside.stdout
+    beside = cli(repo.root / "tools", "audit", "..", "--no-cache")
+    assert beside.stdout.startswith("../pkg/sub/m.py:10:5: HG002"), beside.stdout
+    rich = cli(repo.root / "pkg", "audit", "--no-cache", "--format", "rich",
+               env={"COLUMNS": "200"})
+    assert rich.stdout.startswith("sub/m.py\n") and "see: sub/m.py:3" in rich.stdout
+    # JSON keeps repository-relative paths, as documented.
+    document = json.loads(cli(repo.root / "pkg", "audit", "--no-cache", "--format", "json").stdout)
+    assert [f["path"] for f in document["findings"]] == ["pkg/sub/m.py"]
+
+
+# -- hostile names -----------------------------------------------------------------------------
+def test_file_names_cannot_inject_workflow_commands_or_control_sequences(tmp_path: Path) -> None:
+    evil = "::error title=owned::x\x1b[31m\u202e.py"
+    write_tree(tmp_path, {evil: DRIFT, "::warning::y.py": "def f(:\n"})
+    plain = cli(tmp_path, "audit", "--no-cache")
+    assert plain.returncode == 1
+    lines = (plain.stdout + plain.stderr).splitlines()
+    assert len(lines) == 4, lines  # the finding, the file not parsed, a note, the summary
+    assert not any(line.startswith("::") for line in lines)
+    assert "\x1b" not in plain.stdout and "\u202e" not in plain.stdout
+    assert r"./::error title=owned::x\x1b[31m\u202e.py:10:5: HG002" in plain.stdout
+    github = cli(tmp_path, "audit", "--no-cache", "--format", "github",
+                 env={"GITHUB_STEP_SUMMARY": ""})
+    commands = [line for line in github.stdout.splitlines() if line.startswith("::")]
+    # Only hookguard's own workflow commands (two errors, the note that this is not a git
+    # checkout); the file name is escaped inside a property.
+    assert [c.split(" ", 1)[0] for c in commands] == ["::error", "::error", "::notice"]
+    assert "file=%3A%3Aerror title=owned%3A%3Ax\\x1b[31m\\u202e.py," in commands[0]
+    assert "\x1b" not in github.stdout
+    rich = cli(tmp_path, "audit", "--no-cache", "--format", "rich", env={"COLUMNS": "300"})
+    assert "\x1b" not in rich.stdout and "\u202e" not in rich.stdout
+    assert not any(line.startswith("::") for line in rich.stdout.splitlines())
+
+
+def test_messages_cannot_inject_lines() -> None:
+    finding = Finding("stale-override", "HG001", Severity.ERROR, "a.py", 1, 1, "m.C.f", "f",
+                      "first\n::error::forged\r\x1b]0;title\x07")
+    error = InputError("b\nc.py", 2, "bad\n::warning::forged")
+    plain = render_plain([finding], [error], ["note\n::notice::forged"])
+    assert plain.count("\n") == 3 and "::error::forged" in plain
+    assert not any(line.startswith("::") for line in plain.splitlines())
+    assert "\x1b" not in plain and "\x07" not in plain and "\r" not in plain
+    github = render_github([finding], [error], ["note"], "summary\n::error::forged")
+    assert [line.split(" ")[0].split("::")[1] for line in github.splitlines()
+            if line.startswith("::")] == ["error", "error", "notice"]
+    assert "\x1b" not in github
+
+
+def test_printable_keeps_ordinary_text() -> None:
+    assert printable("Résumé 日本 tab-free") == "Résumé 日本 tab-free"
+    assert printable("a\tb\x00c\x7f\x9b") == r"a\x09b\x00c\x7f\x9b"
+    assert printable("bad\udcff.py") == r"bad\xff.py"
+    assert safe_path("::x") == "./::x" and safe_path("pkg/a.py") == "pkg/a.py"
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems reject non-UTF-8 names")
+def test_non_utf8_file_name_does_not_crash(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("base", {"ok.py": CLEAN})
+    name = os.fsencode(repo.root) + b"/bad\xff.py"
+    with open(name, "w") as stream:
+        stream.write(DRIFT)
+    repo.git("add", "-A")
+    for fmt in ("plain", "rich", "json", "sarif", "github"):
+        proc = cli(repo.root, "audit", "--format", fmt, "--no-cache")
+        assert proc.returncode == 1, (fmt, proc.stderr)
+        assert "Traceback" not in proc.stderr
+        if fmt in ("plain", "rich", "github"):
+            assert r"bad\xff.py" in proc.stdout, (fmt, proc.stdout)
+    sarif = json.loads(cli(repo.root, "audit", "--format", "sarif", "--no-cache").stdout)
+    (result,) = sarif["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "bad%FF.py"
+    document = json.loads(cli(repo.root, "audit", "--format", "json").stdout)  # cached run too
+    assert [f["code"] for f in document["findings"]] == ["HG002"]
+    check = cli(repo.root, "check", "--staged", "--no-cache")
+    assert check.returncode == 1 and "Traceback" not in check.stderr
+    assert r"bad\xff.py:10:5: HG002" in check.stdout
+
+
+# -- the report file ---------------------------------------------------------------------------
+def test_output_to_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.py": CLEAN})
+    proc = cli(tmp_path, "audit", "--no-cache", "--output", "/nonexistent/x")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "hookguard: error: cannot write the report to /nonexistent/x: No such file or directory"
+    ]
+    written = cli(tmp_path, "audit", "--no-cache", "--format", "json", "--output", "r.json")
+    assert written.returncode == 0 and json.loads((tmp_path / "r.json").read_text())["findings"] == []
+
+
+# -- layout ------------------------------------------------------------------------------------
+def test_commands_do_not_import_the_cli() -> None:
+    """``cli`` is the parser and the dispatch; the commands import only ``commands.common``."""
+    commands = sorted(p.stem for p in Path("hookguard/commands").glob("*.py")
+                      if p.stem not in ("__init__", "common"))
+    assert {"audit", "check", "explain", "fix", "hooks", "contracts"} <= set(commands)
+    code = ("import importlib, sys\n"
+            f"for name in {commands!r}:\n"
+            "    importlib.import_module('hookguard.commands.' + name)\n"
+            "print('hookguard.cli' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[1])
+    assert proc.stdout.strip() == "False"
