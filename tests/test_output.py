@@ -178,7 +178,8 @@ def test_output_to_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
         "hookguard: error: cannot write the report to /nonexistent/x: No such file or directory"
     ]
     written = cli(tmp_path, "audit", "--no-cache", "--format", "json", "--output", "r.json")
-    assert written.returncode == 0 and json.loads((tmp_path / "r.json").read_text())["findings"] == []
+    assert written.returncode == 0
+    assert json.loads((tmp_path / "r.json").read_text())["findings"] == []
 
 
 # -- layout ------------------------------------------------------------------------------------
