@@ -3,11 +3,12 @@ looks like it and must still be an error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hookguard.engine import Options, audit
 from hookguard.findings import Finding, Severity
-from tests.conftest import write_tree
+from tests.conftest import GitRepo, write_tree
 
 
 def findings(tmp_path: Path, files: dict[str, str], **options: object) -> dict[str, Finding]:
@@ -331,3 +332,68 @@ def test_a_field_the_subclass_provides_as_a_property_needs_no_setting(tmp_path: 
     sloppy = found["HG003 pkg.result.Sloppy.forget"]
     assert sloppy.severity is Severity.ERROR
     assert [m["field"] for m in sloppy.evidence["missing"]] == ["_state"]  # type: ignore[union-attr]
+
+
+ENTITIES_V1 = '''
+class LinearEntity:
+    def equation(self, x="x"):
+        return x
+
+    def describe(self):
+        return "line"
+
+
+class Segment(LinearEntity):
+    pass
+
+
+class Ray:
+    def equation(self, x="x"):
+        return x
+
+    def describe(self):
+        return self.equation()  # a sibling calling its own method
+'''
+
+ENTITIES_V2 = ENTITIES_V1.replace('''    def equation(self, x="x"):
+        return x
+
+    def describe(self):
+        return "line"''', '''    def describe(self):
+        return "line"''', 1)
+
+
+def test_a_dropped_public_method_a_sibling_calls_on_itself_is_no_removed_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("entities", {
+        "pkg/__init__.py": "",
+        "pkg/entities.py": ENTITIES_V1,
+        "pkg/line3d.py": "from pkg.entities import LinearEntity\n\n\n"
+                         "class Line3D(LinearEntity):\n"
+                         "    def equation(self, x=\"x\", z=\"z\"):\n        return x, z\n",
+    })
+    repo.commit("Drop LinearEntity.equation: users call the subclasses' own", {
+        "pkg/entities.py": ENTITIES_V2})
+    result = audit([repo.root], Options(use_cache=False))
+    assert [f for f in result.findings if f.code == "HG001"] == []
+
+
+def test_a_dropped_hook_the_in_file_template_called_is_a_removed_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    template = ENTITIES_V1.replace('return "line"', 'return "line " + self.equation()', 1)
+    repo = git_repo()
+    repo.commit("entities", {
+        "pkg/__init__.py": "",
+        "pkg/entities.py": template,
+        "pkg/line3d.py": "from pkg.entities import LinearEntity\n\n\n"
+                         "class Line3D(LinearEntity):\n"
+                         "    def equation(self, x=\"x\", z=\"z\"):\n        return x, z\n",
+    })
+    repo.commit("describe() no longer shows the equation", {"pkg/entities.py": ENTITIES_V2})
+    result = audit([repo.root], Options(use_cache=False))
+    (finding,) = [f for f in result.findings if f.code == "HG001"]
+    assert finding.symbol == "pkg.line3d.Line3D.equation"
+    assert finding.severity is Severity.ERROR

@@ -49,6 +49,44 @@ class HookChange:
         return f"{what} in {self.short} ({self.subject})"
 
 
+def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -> bool:
+    """Whether a ``self.name`` lookup in that file could reach ``classes[qualname]``'s
+    definition: from the class itself, from its bases in the file (a template method calling
+    the hook), or from its subclasses in the file that do not define ``name`` again. A sibling
+    that calls its own ``name`` proves nothing about this one."""
+    own = classes.get(qualname)
+    if own is None:
+        return False
+    by_name = {c.name: c for c in classes.values()}
+
+    def bases(klass: ClassRecord) -> list[ClassRecord]:
+        names = (b.rsplit(".", 1)[-1] for b in klass.bases)
+        return [by_name[n] for n in names if n in by_name]
+
+    line = {id(own): own}
+    pending = [own]
+    while pending:  # the class and its ancestors in the file
+        for base in bases(pending.pop()):
+            if id(base) not in line:
+                line[id(base)] = base
+                pending.append(base)
+    if any(name in klass.self_refs for klass in line.values()):
+        return True
+    below = {id(own)}
+    grew = True
+    while grew:  # subclasses in the file that inherit this definition
+        grew = False
+        for klass in classes.values():
+            if id(klass) not in below and name not in klass.methods and any(
+                id(b) in below for b in bases(klass)
+            ):
+                below.add(id(klass))
+                grew = True
+                if name in klass.self_refs:
+                    return True
+    return False
+
+
 def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
@@ -251,7 +289,7 @@ class HistoryIndex:
                     short=removal.short,
                     subject=removal.subject,
                     path=removal.new_path,
-                    was_called=any(removal.name in c.self_refs for c in before.values())
+                    was_called=_called_in_line(before, qualname, removal.name)
                     or self._commit_dropped_call(removal.commit, removal.name),
                     when=removal.when,
                 )
@@ -268,9 +306,10 @@ class HistoryIndex:
             except GitError:
                 patch = b""
             self._commit_patches[commit] = patch
-        # A call through self (``self.name(``, ``self.policy.name(``): the framework's own
-        # code calling the hook, not a user of a public method.
-        pattern = re.compile(rb"^-.*\bself(?:\.\w+)*\." + re.escape(name.encode()) + rb"\(",
+        # A call through an object the framework holds (``self.policy.name(``): its own code
+        # calling the hook, not a user of a public method. Direct ``self.name(`` calls count
+        # only within the class's line (:func:`_called_in_line`).
+        pattern = re.compile(rb"^-.*\bself(?:\.\w+)+\." + re.escape(name.encode()) + rb"\(",
                              re.MULTILINE)
         return pattern.search(patch) is not None
 
