@@ -6,6 +6,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
+if sys.argv[:1] == ["-m"]:  # ``python -m hookguard``, before any other import: __main__.py
+    try:
+        _here: tuple[str, ...] = ("", ".", os.getcwd())
+    except OSError:  # the current directory was removed
+        _here = ("", ".")
+    sys.path[:] = [p for p in sys.path if p not in _here]
+
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"

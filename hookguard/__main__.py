@@ -1,18 +1,15 @@
 """``python -m hookguard``.
 
 ``python -m`` puts the current directory first on ``sys.path``. Run from the root of a checkout
-under audit, a planted ``argparse.py`` (or any other standard module's name) there would be
-imported instead of the standard library. That entry is dropped before anything else is
-imported; ``python -P`` (3.11+) or ``PYTHONSAFEPATH=1`` keep it out in the first place (see
-docs/security.md). ``sys`` and ``os`` are loaded by the interpreter before ``sys.path`` is read.
+under audit, a planted ``argparse.py`` or ``typing.py`` there would be imported instead of the
+standard library. ``hookguard/__init__.py``, which runs first, drops that entry before any other
+import (``sys.argv[0]`` is ``"-m"`` while the package is imported); ``sys`` and ``os`` are
+loaded by the interpreter before ``sys.path`` is read. ``python -P`` (3.11+) or
+``PYTHONSAFEPATH=1`` keep it out in the first place (see docs/security.md).
 """
 
-import os
 import sys
 
-_cwd = os.getcwd()
-sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
-
-from hookguard.cli import main  # noqa: E402
+from hookguard.cli import main
 
 sys.exit(main())

@@ -16,8 +16,9 @@ def test_python_m_from_a_checkout_root_does_not_import_its_modules(tmp_path: Pat
     ``argparse.py`` (``python -m`` puts the current directory first on ``sys.path``)."""
     marker = tmp_path / "pwned"
     planted = f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit(99)\n"
-    root = write_tree(tmp_path / "repo", {"argparse.py": planted, "json.py": planted,
-                                          "a.py": "class A: ...\n"})
+    names = ["argparse", "json", "typing", "dataclasses", "hashlib", "enum", "re"]
+    root = write_tree(tmp_path / "repo", {f"{n}.py": planted for n in names})
+    (root / "a.py").write_text("class A: ...\n")
     for args in (["--version"], ["audit", "--no-cache"]):
         out = subprocess.run([sys.executable, "-m", "hookguard", *args], cwd=root,
                              capture_output=True, text=True, timeout=120)
