@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hookguard import __version__
-from hookguard.commands.common import EXIT_USAGE, FORMATS
+from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, FORMATS
 from hookguard.errors import UsageError
 
 
@@ -97,6 +98,10 @@ COMMANDS = {
 }
 
 
+# Commands that only print information: a reader that stops early is not a failure.
+_READ_ONLY = frozenset({"explain", "hooks"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A short-lived process that builds hundreds of thousands of acyclic objects: the cyclic
     # collector only costs time here (3x on loading the cache). Reference counting frees them.
@@ -113,7 +118,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         run: Callable[[argparse.Namespace], int] = getattr(
             importlib.import_module(module_name), function
         )
-        return run(args)
+        code = run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (``hookguard explain HG001 | head -1``): it had what it wanted.
+        # Later writes, and the flush at exit, go nowhere instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLEAN if args.command in _READ_ONLY else EXIT_FINDINGS
     except (UsageError, ConfigError) as exc:
         print(f"hookguard: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

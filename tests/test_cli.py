@@ -140,3 +140,89 @@ def test_hooks_map(incident: Path) -> None:
     table = cli(incident, "hooks", "pyexecutor.kv_cache_manager_v2.KVCacheManagerV2",
                 "--format", "rich", env={"COLUMNS": "200"})
     assert "MiniMaxM3KVCacheManagerV2" in table.stdout and "stale" in table.stdout
+
+
+# -- rule names --------------------------------------------------------------------------------
+STALE_AND_DRIFT = {
+    "a.py": "from typing_extensions import override\nclass B:\n    def f(self):\n"
+            "        self.g(1)\n    def g(self, x): ...\nclass C(B):\n    @override\n"
+            "    def gone(self): ...\n    def g(self): ...\n",
+}
+
+
+def test_unknown_rule_names_are_usage_errors_with_a_suggestion(tmp_path: Path) -> None:
+    write_tree(tmp_path, STALE_AND_DRIFT)
+    proc = cli(tmp_path, "audit", "--no-cache", "--select", "HG0001")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("hookguard: error: unknown rule 'HG0001'; did you mean 'HG001'?")
+    typo = cli(tmp_path, "audit", "--no-cache", "--select", "stale-overide")
+    assert typo.returncode == 2 and "did you mean 'stale-override'?" in typo.stderr
+    assert "did you mean" not in cli(tmp_path, "audit", "--select", "zzzzzz").stderr
+    for setting, line in (('select = ["HG0001"]', 3), ('ignore = ["signature-drif"]', 3),
+                          ('severity = { stale-overide = "warning" }', 3)):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.hookguard]\nhistory = false\n{setting}\n")
+        config = cli(tmp_path, "audit", "--no-cache")
+        assert config.returncode == 2, setting
+        assert f"pyproject.toml:{line}: unknown rule" in config.stderr, config.stderr
+        assert "did you mean" in config.stderr
+    assert "did you mean 'HG001'?" in cli(tmp_path, "explain", "HG01").stderr
+
+
+def test_rule_names_in_any_case_select_that_rule(tmp_path: Path) -> None:
+    write_tree(tmp_path, STALE_AND_DRIFT)
+    everything = json.loads(cli(tmp_path, "audit", "--no-cache", "--format", "json").stdout)
+    assert sorted({f["code"] for f in everything["findings"]}) == ["HG001", "HG002"]
+    for ident in ("hg001", "HG001", "stale-override", "Stale-Override"):
+        proc = cli(tmp_path, "audit", "--no-cache", "--format", "json", "--select", ident)
+        assert {f["code"] for f in json.loads(proc.stdout)["findings"]} == {"HG001"}, ident
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.hookguard]\nignore = ["hg001"]\nseverity = { signature-drift = "warning" }\n')
+    proc = cli(tmp_path, "audit", "--no-cache", "--format", "json")
+    assert [(f["code"], f["severity"]) for f in json.loads(proc.stdout)["findings"]] == [
+        ("HG002", "warning")]
+
+
+# -- configuration errors point at the right line ----------------------------------------------
+def test_config_errors_name_the_line_in_our_section(tmp_path: Path) -> None:
+    other_tool = "[tool.ruff]\nselect = ['E']\nexclude = ['x']\nrots = 1\n\n"
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\n\n" + other_tool + "[tool.hookguard]\nhistory = true\n"
+        "exclude = 3\n")
+    proc = cli(tmp_path, "audit", "--no-cache")
+    assert proc.returncode == 2
+    assert "pyproject.toml:11: 'exclude' must be a list of strings" in proc.stderr, proc.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        other_tool + "[tool.hookguard]\nhistory = true\n# roots\n\nrots = ['src']\n"
+        "[tool.other]\nrots = 2\n")
+    proc = cli(tmp_path, "audit", "--no-cache")
+    assert "pyproject.toml:10: unknown key 'rots'; did you mean 'roots'?" in proc.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.hookguard]\nhistory = false\n\n[tool.hookguard.severity]\nHG0002 = 'warning'\n")
+    assert "pyproject.toml:4: unknown rule 'HG0002'" in cli(tmp_path, "audit").stderr
+
+
+def test_invalid_toml_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.hookguard]\n"
+                                             "roots = [\n  'src',\n  oops\n]\n")
+    proc = cli(tmp_path, "audit", "--no-cache")
+    assert proc.returncode == 2
+    assert "pyproject.toml:7: invalid TOML" in proc.stderr, proc.stderr
+
+
+# -- a reader that stops early -----------------------------------------------------------------
+KV_BASE = "pyexecutor.kv_cache_manager_v2.KVCacheManagerV2"
+
+
+@pytest.mark.parametrize("args", [("explain", "HG001"), ("explain",),
+                                  ("hooks", KV_BASE, "--format", "json")])
+def test_closed_pipe_is_not_a_traceback(incident: Path, args: tuple[str, ...]) -> None:
+    """``hookguard explain HG001 | head -1``: the reader closes the pipe before we write."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hookguard", *args], cwd=incident,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""

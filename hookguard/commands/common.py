@@ -23,14 +23,15 @@ FORMATS = ("auto", "rich", "plain", "json", "sarif", "github")
 
 def options_from(args: argparse.Namespace) -> Options:
     """The engine options of the shared flags (see :func:`hookguard.cli.add_common`)."""
+    from hookguard.config import canonical_rules
     from hookguard.engine import Options
 
     return Options(
         use_cache=not args.no_cache,
         history=not args.no_history,
         contracts=tuple(args.contracts),
-        workers=args.jobs,
-        select=tuple(args.select),
+        workers=getattr(args, "jobs", None),
+        select=canonical_rules(args.select),  # an unknown rule: exit 2, "did you mean"
     )
 
 

@@ -9,15 +9,15 @@ from hookguard.errors import UsageError
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from hookguard.config import canonical_rule, unknown_rule
     from hookguard.rules import ALL_RULES, rule_by_id
 
     if not args.rule:
         for rule in ALL_RULES:
             print(f"{rule.code}  {rule.name:<18} {rule.severity.value:<8} {rule.summary}")
         return EXIT_CLEAN
-    found = rule_by_id(args.rule)
+    found = rule_by_id(args.rule) or rule_by_id(canonical_rule(args.rule) or "")
     if found is None:
-        names = ", ".join(f"{r.code}/{r.name}" for r in ALL_RULES)
-        raise UsageError(f"unknown rule {args.rule!r} (known: {names})")
+        raise UsageError(unknown_rule(args.rule))
     print(found.documentation())
     return EXIT_CLEAN
