@@ -397,3 +397,98 @@ def test_a_dropped_hook_the_in_file_template_called_is_a_removed_hook(
     (finding,) = [f for f in result.findings if f.code == "HG001"]
     assert finding.symbol == "pkg.line3d.Line3D.equation"
     assert finding.severity is Severity.ERROR
+
+
+def test_a_caller_that_picks_between_call_shapes_proves_nothing_if_one_fits(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/encoder.py": '''
+            import torch
+
+
+            class Encoder:
+                def forward_torchscript(self, net_input):
+                    if torch.jit.is_scripting():
+                        return self.forward(src_tokens=net_input["src_tokens"])
+                    return self.forward(**net_input)
+
+                def forward(self, src_tokens):
+                    return src_tokens
+
+                def run(self, tokens):
+                    return self.forward(tokens, mask=None)  # broken for the base itself
+
+                def encode(self, tokens):
+                    return self.forward(tokens)
+
+
+            class Hubert(Encoder):
+                def forward(self, source, padding_mask=None):
+                    return source
+
+
+            class Broken(Encoder):
+                def forward(self):
+                    return None
+        ''',
+    })
+    # forward_torchscript's eager branch fits; run()'s mask= fits neither Encoder.forward nor
+    # the override: that caller is broken for the base too, so it proves no drift either.
+    assert "HG002 pkg.encoder.Hubert.forward" not in found
+    broken = found["HG002 pkg.encoder.Broken.forward"]
+    assert broken.severity is Severity.ERROR and "Encoder.encode" in broken.message
+
+
+def test_a_call_behind_a_flag_the_subclass_turns_off_is_no_error(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/layer.py": '''
+            class Preprocessing:
+                _USE_BASE_FACTOR = True
+
+                def __init__(self, factor=None):
+                    if self._USE_BASE_FACTOR:
+                        self._set_factor(factor)
+
+                def _set_factor(self, factor):
+                    self.factor = factor
+
+
+            class Zoom(Preprocessing):
+                _USE_BASE_FACTOR = False
+
+                def _set_factor(self, factor, name):
+                    self.factor = (factor, name)
+
+
+            class Crop(Preprocessing):
+                def _set_factor(self, factor, name):
+                    self.factor = (factor, name)
+        ''',
+    })
+    assert "HG002 pkg.layer.Zoom._set_factor" not in found
+    assert "HG002 pkg.layer.Crop._set_factor" in errors(found)
+
+
+def test_super_in_a_classmethod_reaches_a_plain_function_unbound(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/transforms.py": '''
+            class Composite:
+                def _from_config(cls, kind, config=None, empty=False):
+                    return cls()
+
+
+            class AudioComposite(Composite):
+                @classmethod
+                def from_config(cls, config=None):
+                    return super()._from_config(cls, "audio", config, empty=True)
+
+
+            class BrokenComposite(Composite):
+                @classmethod
+                def from_config(cls, config=None):
+                    return super()._from_config(cls, "audio", config, True, 1)
+        ''',
+    })
+    assert "HG002 pkg.transforms.AudioComposite.from_config" not in found
+    assert "HG002 pkg.transforms.BrokenComposite.from_config" in errors(found)

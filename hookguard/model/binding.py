@@ -48,14 +48,15 @@ class BindResult:
         return "; ".join(parts)
 
 
-def bind(call: CallSite, method: MethodRecord) -> BindResult:
-    """What goes wrong when ``call`` reaches ``method`` (its ``self``/``cls`` already bound).
+def bind(call: CallSite, method: MethodRecord, *, unbound: bool = False) -> BindResult:
+    """What goes wrong when ``call`` reaches ``method`` (its ``self``/``cls`` already bound,
+    unless ``unbound``: a plain function looked up on a class, which takes ``self`` as written).
 
     ``*args``/``**kwargs`` at the call site make the counts lower bounds: only what is certain
     to fail (surplus positionals, keywords nothing accepts) is reported then.
     """
-    return _bind(call.positional, call.keywords, call.star_args, call.star_kwargs,
-                 method.bound_params)
+    params = method.params if unbound else method.bound_params
+    return _bind(call.positional, call.keywords, call.star_args, call.star_kwargs, params)
 
 
 @lru_cache(maxsize=65536)

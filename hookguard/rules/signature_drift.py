@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
@@ -135,8 +136,8 @@ class SignatureDrift(Rule):
                 live = live_methods()
                 if live is not None and caller.name not in live:
                     continue  # only methods this class replaces ever reach the caller
-                result = bind(call, method)
-                if not result.ok:
+                result = bind(call, method, unbound=_unbound(call, method))
+                if not result.ok and _proves(project, info, ancestor, caller, call, method):
                     failures.append((ancestor, caller, call, result))
         if not failures:
             return None
@@ -206,7 +207,10 @@ class SignatureDrift(Rule):
                 target
             ):
                 continue
-            result = bind(call, target)
+            # ``super().f(cls, ...)`` in a class method reaches a plain ``f`` unbound.
+            unbound = method.kind in (MethodKind.CLASS, MethodKind.STATIC) and (
+                target.kind is MethodKind.PLAIN)
+            result = bind(call, target, unbound=unbound)
             if result.ok:
                 continue
             assert isinstance(parent, ClassInfo)
@@ -326,6 +330,57 @@ def problems_mention(problems: list[str], name: str) -> Iterator[bool]:
 
 def _signature(method: MethodRecord) -> str:
     return method.signature()[len(method.name):]
+
+
+def _unbound(call: CallSite, method: MethodRecord) -> bool:
+    """``cls.f(...)`` on a plain method ``f``: the function itself, ``self`` not bound."""
+    return call.receiver == "cls" and method.kind is MethodKind.PLAIN
+
+
+_SELF_NAME = re.compile(r"\bself\.(\w+)")
+
+
+def _proves(
+    project: Project,
+    info: ClassInfo,
+    ancestor: ClassInfo,
+    caller: MethodRecord,
+    call: CallSite,
+    override: MethodRecord,
+) -> bool:
+    """Whether ``call``, which ``override`` cannot accept, proves a ``TypeError`` for ``info``.
+
+    It does not when the caller picks between call shapes and another of its calls fits (the
+    shapes belong to different subclass families, or to TorchScript and eager mode); when the
+    call does not fit the hook ``ancestor`` itself resolves to either (a dead or broken caller,
+    not drift); or when its ``if`` reads a flag the subclass side sets (``_USE_BASE = False``).
+    """
+    if any(
+        other.name == call.name and other is not call and other.receiver == call.receiver
+        and bind(other, override, unbound=_unbound(other, override)).ok
+        for other in caller.calls
+    ):
+        return False
+    own: Node | None = ancestor
+    if call.name not in ancestor.record.methods:
+        own = project.defining_ancestor(ancestor, call.name)
+    if isinstance(own, ClassInfo):
+        definition = own.method(call.name)
+        if definition is not None and not bind(
+            call, definition, unbound=_unbound(call, definition)
+        ).ok:
+            return False
+    if call.condition:
+        flags = set(_SELF_NAME.findall(call.condition))
+        for node in project.mro(info):
+            if node is ancestor:
+                break
+            if isinstance(node, ClassInfo) and flags & (
+                node.record.attributes
+                | {a.attr for m in node.record.methods.values() for a in m.self_assigns}
+            ):
+                return False
+    return True
 
 
 def _wrapping_decorator(method: MethodRecord) -> str | None:
