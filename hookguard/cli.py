@@ -76,10 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("paths", nargs="*", type=Path,
                      help="fix findings under these paths (default: the current directory)")
     fix.add_argument("--diff", action="store_true",
-                     help="print a unified diff to stdout and write nothing")
+                     help="print a unified diff to stdout and write nothing (exit 1 when it "
+                          "would change files)")
+    fix.add_argument("--staged", action="store_true",
+                     help="fix what 'check --staged' (the pre-commit hook) found: the staged "
+                          "tree against HEAD")
     fix.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    fix.add_argument("--no-history", action="store_true",
+                     help="do not use git history as evidence")
     fix.add_argument("--contracts", action="append", default=[], metavar="PATH",
                      help="contract file or directory (repeatable)")
+    fix.add_argument("--select", action="append", default=[], metavar="RULE",
+                     help="only fix findings of these rules (code or name; repeatable)")
 
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")

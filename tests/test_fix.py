@@ -45,18 +45,23 @@ def stale(root: Path, **options: object) -> dict[str, Finding]:
 
 
 # -- the incident ------------------------------------------------------------------------------
-def test_incident_rename_is_applied_and_everything_else_is_byte_identical(
+def test_incident_rename_is_refused_because_the_base_calls_the_hook_with_an_argument(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Renaming the M3 override to ``_prepare_page_table_tensor(self)`` would make the base's
+    ``self._prepare_page_table_tensor(capacity)`` call raise TypeError: a dead override would
+    become a crash. ``fix`` refuses and says why; only the HG002 keywords are added."""
     repo = build.build_kvcache_repo(tmp_path / "kv")
     before = snapshot(repo)
     code = fix(repo)
     out = capsys.readouterr().out
-    # DeepSeek-V4's _on_pool_resize is a removed hook: refused, so the exit code is 1.
     assert code == 1
     assert (
-        f"{M3}:68: fixed HG001: renamed MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors "
-        "to _prepare_page_table_tensor and 1 reference in MiniMaxM3KVCacheManagerV2"
+        f"{M3}:68: refused HG001: renaming would turn a dead override into a crash: "
+        "KVCacheManagerV2.__init__ calls self._prepare_page_table_tensor(...) "
+        "(trtllm_mini/pyexecutor/kv_cache_manager_v2.py:115), which "
+        "MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors(self) cannot accept (takes 0 "
+        "positional arguments but 1 were given); port it to _prepare_page_table_tensor by hand"
     ) in out
     assert (
         "trtllm_mini/attention_backend/sparse/deepseek_v4/cache_manager.py:39: refused HG001: "
@@ -65,33 +70,17 @@ def test_incident_rename_is_applied_and_everything_else_is_byte_identical(
 
     after = snapshot(repo)
     text = after[M3].decode()
-    assert "    def _prepare_page_table_tensor(self) -> tuple[torch.Tensor, torch.Tensor]:\n" in (
-        text
-    )
-    assert (
-        "        self.kv_cache_pool_pointers, self.kv_cache_pool_mapping = "
-        "self._prepare_page_table_tensor()\n"
-    ) in text
-    assert "_build_pool_mapping_tensors" not in text
-    # Nothing else changed: the two renamed lines are the only difference (plus the keyword
-    # parameters of the HG002 fix, where that rule is present).
-    expected = (
-        before[M3]
-        .decode()
-        .replace("def _build_pool_mapping_tensors(", "def _prepare_page_table_tensor(")
-        .replace("= self._build_pool_mapping_tensors()", "= self._prepare_page_table_tensor()")
-    )
+    assert "def _build_pool_mapping_tensors(self)" in text
+    assert "def _prepare_page_table_tensor" not in text
+    # The only change: the keyword parameters of the HG002 fix.
     assert text.replace("        num_blocks_per_seq=None,\n        index_scale=None,\n", "") == (
-        expected
+        before[M3].decode()
     )
     assert {k for k in after if after[k] != before[k]} == {M3}
-
-    found = stale(repo)
-    assert not [s for s in found if s.startswith(M3_CLASS)]
-    assert set(found) == {
-        "trtllm_mini.attention_backend.sparse.deepseek_v4.cache_manager."
-        "DeepseekV4CacheManager._on_pool_resize"
-    }
+    # The fix introduced nothing: no HG002 or HG003 on a renamed override.
+    result = audit([repo], Options(use_cache=False))
+    assert not [f for f in result.findings if f.symbol == f"{M3_CLASS}._prepare_page_table_tensor"]
+    assert f"{M3_CLASS}._build_pool_mapping_tensors" in stale(repo)
 
     # A second run changes nothing.
     fix(repo)
@@ -106,10 +95,10 @@ def test_incident_diff_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
     assert snapshot(repo) == before
     assert not list(repo.rglob("*.hgfix"))
     assert f"--- a/{M3}\n+++ b/{M3}\n" in captured.out
-    assert "-    def _build_pool_mapping_tensors(self)" in captured.out
-    assert "+    def _prepare_page_table_tensor(self)" in captured.out
+    assert "+        num_blocks_per_seq=None,\n" in captured.out
+    assert "_prepare_page_table_tensor(self)" not in captured.out
     # The status lines go to stderr, so stdout is a clean patch.
-    assert "would fix HG001" in captured.err and "would fix" not in captured.out
+    assert "would fix HG002" in captured.err and "would fix" not in captured.out
     applied = subprocess.run(
         ["git", "apply", "--check", "-"], cwd=repo, input=captured.out, text=True,
         capture_output=True,
@@ -137,17 +126,20 @@ def test_cli_fix_then_clean_second_run(tmp_path: Path) -> None:
 
     before = snapshot(repo)
     dry = cli("--diff", "--no-cache")
-    assert dry.returncode == 1, dry.stderr
-    assert "+    def _prepare_page_table_tensor(self)" in dry.stdout
+    assert dry.returncode == 1, dry.stderr  # it would change a file
+    assert "+        num_blocks_per_seq=None,\n" in dry.stdout
     assert snapshot(repo) == before
     first = cli()
-    assert first.returncode == 1, first.stderr
-    assert f"{M3}:68: fixed HG001: renamed" in first.stdout
+    assert first.returncode == 1, first.stderr  # two refusals
+    assert f"{M3}:92: fixed HG002: added keyword-only parameters" in first.stdout
     after = snapshot(repo)
     assert after[M3] != before[M3]
     second = cli()
     assert "fixed" not in second.stdout
     assert snapshot(repo) == after
+    # Nothing left that --diff would change: exit 0, though two findings stay refused.
+    nothing = cli("--diff")
+    assert (nothing.returncode, nothing.stdout) == (0, ""), nothing.stderr
 
 
 # -- refusals ----------------------------------------------------------------------------------

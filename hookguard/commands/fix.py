@@ -2,8 +2,13 @@
 
 Output: one line per finding, ``path:line: fixed CODE: what`` or ``path:line: refused CODE:
 why``. With ``--diff`` the unified diff goes to stdout, those lines to stderr, and nothing is
-written. Exit 0 when every finding was fixed (or there was nothing to do), 1 when some finding
-was refused or has no automatic fix, 2 on a usage error.
+written. Exit codes: with ``--diff``, 1 when it would change files and 0 when it would not (as
+``ruff --diff``); without, 0 when every finding was fixed (or there was nothing to do) and 1
+when some finding was refused or has no automatic fix; 2 on a usage error.
+
+``--staged`` fixes what ``hookguard check --staged`` (the pre-commit hook) found: a rename that
+is only staged is not in the history yet, so ``audit`` has no evidence of it, but the gate sees
+it by comparing the staged tree with HEAD.
 """
 
 from __future__ import annotations
@@ -13,40 +18,44 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS
+from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS, options_from
+from hookguard.errors import UsageError
 
 if TYPE_CHECKING:
     from hookguard.engine import Options
     from hookguard.findings import Finding
 
 
-
 def run_fix(args: argparse.Namespace) -> int:
-    from hookguard.engine import Options, audit
+    from dataclasses import replace
+
+    from hookguard.engine import audit
     from hookguard.fix import fix_findings
 
     paths: list[Path] = list(getattr(args, "paths", None) or []) or [Path.cwd()]
     dry_run = bool(getattr(args, "diff", False))
-    options = Options(
-        use_cache=not getattr(args, "no_cache", False),
-        contracts=tuple(getattr(args, "contracts", None) or ()),
+    staged = bool(getattr(args, "staged", False))
+    options = replace(
+        options_from(_with_defaults(args)),
         reuse_results=False,  # the fixer needs the class model, not only the findings
     )
     result = audit(paths, options)
+    findings = result.findings
     for note in result.notes:
         print(f"hookguard: note: {note}", file=sys.stderr)
-    report = fix_findings(
-        result.root, result.findings, write=not dry_run, project=result.project
-    )
+    if staged:
+        findings = _staged_findings(result.root, options)
+    report = fix_findings(result.root, findings, write=not dry_run, project=result.project)
     status = sys.stderr if dry_run else sys.stdout
     if dry_run:
         sys.stdout.write(report.diff())
         sys.stdout.flush()
     for outcome in report.outcomes:
         print(outcome.render(dry_run=dry_run), file=status)
-    changed = sum(f.changed for f in report.files)
-    if changed and not dry_run:
-        _follow_up(paths, options, result.findings, {f.path for f in report.files if f.changed})
+    changed_files = sorted(f.path for f in report.files if f.changed)
+    changed = len(changed_files)
+    if changed and not dry_run and not staged:
+        _follow_up(paths, options, findings, set(changed_files))
     fixed, refused = len(report.fixed), len(report.refused)
     if report.outcomes:
         verb = "would change" if dry_run else "changed"
@@ -55,7 +64,36 @@ def run_fix(args: argparse.Namespace) -> int:
             f"file{'s' * (changed != 1)}",
             file=sys.stderr,
         )
+    if staged and changed and not dry_run:
+        print("hookguard fix: stage the fixes, then commit again: git add "
+              + " ".join(changed_files), file=sys.stderr)
+    if dry_run:
+        return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if refused else EXIT_CLEAN
+
+
+def _with_defaults(args: argparse.Namespace) -> argparse.Namespace:
+    """The shared flags ``fix`` does not take, at their defaults (callers may pass fewer)."""
+    return argparse.Namespace(
+        no_cache=bool(getattr(args, "no_cache", False)),
+        no_history=bool(getattr(args, "no_history", False)),
+        contracts=list(getattr(args, "contracts", None) or []),
+        select=list(getattr(args, "select", None) or []),
+        jobs=getattr(args, "jobs", None),
+    )
+
+
+def _staged_findings(root: Path, options: Options) -> list[Finding]:
+    """What ``check --staged`` reports, for the files as they are in the working tree."""
+    from hookguard.gate import GateError, run_gate
+
+    try:
+        gate = run_gate(root, None, "HEAD", True, options)
+    except GateError as exc:
+        raise UsageError(str(exc)) from None
+    for note in gate.notes:
+        print(f"hookguard: note: {note}", file=sys.stderr)
+    return gate.findings
 
 
 def _follow_up(

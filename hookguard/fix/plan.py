@@ -11,6 +11,7 @@ from hookguard.findings import Finding, Severity
 
 if TYPE_CHECKING:
     from hookguard.model.project import Project
+    from hookguard.model.records import MethodRecord
 
 STALE = "stale-override"
 DRIFT = "signature-drift"
@@ -131,11 +132,67 @@ def plan_fixes(
             fix_or_reason = f"no automatic fix for {finding.rule}"
         if isinstance(fix_or_reason, str):
             refuse(finding, fix_or_reason)
-        else:
-            fixes.append(fix_or_reason)
-            if isinstance(fix_or_reason, RenameFix) and project is not None:
-                fixes.extend(_followers(fix_or_reason, project))
+            continue
+        fixes.append(fix_or_reason)
+        if isinstance(fix_or_reason, RenameFix) and project is not None:
+            checked = _drift_after_rename(fix_or_reason, project)
+            if isinstance(checked, str):
+                fixes.pop()
+                refuse(finding, checked)
+                continue
+            if checked is not None:
+                fixes.append(checked)
+            fixes.extend(_followers(fix_or_reason, project))
     return fixes, refused
+
+
+def _drift_after_rename(fix: RenameFix, project: Project) -> ParamsFix | str | None:
+    """What the drift rule would say once ``fix`` is applied: the renamed override receives the
+    calls the ancestors make to the new name. None: every call binds. A :class:`ParamsFix`:
+    only keyword arguments are missing, added with the rename (default ``None``). A reason to
+    refuse: positional or required arguments do not match, a rename would turn a dead override
+    into a ``TypeError``."""
+    from hookguard.model.binding import bind
+    from hookguard.model.project import ClassInfo
+    from hookguard.model.records import MethodKind
+
+    info = project.classes.get(fix.finding.symbol.rsplit(".", 1)[0])
+    method = info.record.methods.get(fix.old) if info is not None else None
+    if info is None or method is None:
+        return None
+    unexpected: list[str] = []
+    by_keyword = True
+    for ancestor in project.ancestors(info):
+        if not isinstance(ancestor, ClassInfo):
+            continue
+        for caller in ancestor.record.methods.values():
+            for call in caller.calls:
+                if call.name != fix.new or call.receiver not in ("self", "cls"):
+                    continue
+                unbound = call.receiver == "cls" and method.kind is MethodKind.PLAIN
+                result = bind(call, method, unbound=unbound)
+                if result.ok:
+                    continue
+                if result.missing or result.duplicated or result.surplus_positional:
+                    return (
+                        f"renaming would turn a dead override into a crash: "
+                        f"{ancestor.name}.{caller.name} calls self.{fix.new}(...) "
+                        f"({ancestor.file.path}:{call.line}), which {fix.cls}.{fix.old}"
+                        f"{_signature_of(method)} cannot accept ({result.describe()}); port "
+                        f"it to {fix.new} by hand"
+                    )
+                unexpected.extend(result.unexpected)
+                by_keyword = by_keyword and all(n in call.keywords for n in result.unexpected)
+    if not unexpected:
+        return None
+    names = tuple(dict.fromkeys(unexpected))
+    if not all(is_name(n) for n in names):
+        return f"the calls to {fix.new} pass arguments {fix.cls}.{fix.old} lacks; rename by hand"
+    return ParamsFix(fix.path, fix.line, fix.cls, fix.old, names, by_keyword, fix.finding)
+
+
+def _signature_of(method: MethodRecord) -> str:
+    return method.signature()[len(method.name):]
 
 
 def _followers(fix: RenameFix, project: Project) -> list[RenameFix]:
@@ -162,6 +219,11 @@ def _plan_rename(
     evidence = finding.evidence
     old = evidence.get("old") or method
     new = evidence.get("new")
+    if evidence.get("kind") == "override-decorator" and not new:
+        return (
+            f"@override, but no base class defines {method}: remove @override, or rename the "
+            "method to the hook it was meant to override"
+        )
     if not new:
         return "the hook was removed, not renamed: delete the method or move its logic"
     if evidence.get("kind") == "override-decorator":
