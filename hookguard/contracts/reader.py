@@ -1,470 +1,152 @@
-"""Hook state contracts: the TOML format, its loader and its validation.
+"""Reading contract files: TOML in, :class:`HookContract` out, every problem a
+:class:`ContractError` naming the file and line.
 
-This module is shared by the static rules and the torch runtime, so it imports neither torch nor
-libcst. A contract file holds ``[[hook]]`` tables; each names the class that declares a hook, the
-hook's method, the old names it replaced and the state the hook must leave on the object::
-
-    [[hook]]
-    class = "package.module.KVCacheManagerV2"
-    method = "_prepare_page_table_tensor"
-    renamed_from = ["_build_pool_mapping_tensors"]
-
-    [hook.fields.kv_cache_pool_mapping]
-    dtype = "int32"
-    device = "cpu"
-    pinned = true
-    shape = ["num_local_layers", 2]
-
-See ``docs/contracts.md`` for every key. :func:`load_contracts` reports unknown keys, bad values
-and bad expressions as :class:`ContractError` with the file and line they come from.
+Everything here runs in time linear in the file: the TOML is parsed first (a file that is not
+TOML never reaches the rest), and the line of each table and key is found by a scanner that
+reads each character once, with no backtracking regular expression.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-__all__ = [
-    "DEVICES",
-    "DTYPES",
-    "TYPES",
-    "VALUE_CHECKS",
-    "ContractError",
-    "FieldSpec",
-    "HookContract",
-    "WhenClause",
-    "check_expression",
-    "load_contracts",
-    "parse_contracts",
-]
-
-#: Values of a field's ``type`` key. ``any`` accepts every value, ``None`` included.
-TYPES = frozenset({"tensor", "int", "float", "bool", "str", "list", "dict", "any"})
-
-#: torch dtype names a contract may use (``torch.<name>``).
-DTYPES = frozenset(
-    {
-        "bool",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "float8_e4m3fn",
-        "float8_e4m3fnuz",
-        "float8_e5m2",
-        "float8_e5m2fnuz",
-        "float8_e8m0fnu",
-        "float4_e2m1fn_x2",
-    }
+from hookguard.contracts.expressions import check_expression
+from hookguard.contracts.schema import (
+    _FIELD_KEYS,
+    _HOOK_KEYS,
+    _IDENT,
+    _TENSOR_ONLY_KEYS,
+    _WHEN_KEYS,
+    ADDRESS_SPACES,
+    DEVICES,
+    DTYPE_ALIASES,
+    DTYPES,
+    TYPES,
+    VALUE_CHECKS,
+    ContractError,
+    Dim,
+    FieldSpec,
+    HookContract,
+    WhenClause,
 )
 
-#: Aliases accepted for ``dtype`` and normalised to the canonical name.
-DTYPE_ALIASES: Mapping[str, str] = MappingProxyType(
-    {
-        "half": "float16",
-        "float": "float32",
-        "double": "float64",
-        "long": "int64",
-        "int": "int32",
-        "short": "int16",
-        "cfloat": "complex64",
-        "cdouble": "complex128",
-    }
-)
-
-#: Values of ``values``: an element-wise check on a tensor (or every item of a list).
-VALUE_CHECKS = frozenset({"zeros", "nonzero", "nonneg", "positive", "finite"})
-
-#: Fixed values of ``device``; ``cuda:N`` is accepted as well.
-DEVICES = frozenset({"cpu", "cuda", "meta", "any", "cuda-if-available"})
-
-#: Values of ``addresses``: where the non-zero entries of a pointer column must point.
-ADDRESS_SPACES = frozenset({"cuda"})
-
-_HOOK_KEYS = frozenset({"class", "method", "renamed_from", "fields", "when", "invariants"})
-_WHEN_KEYS = frozenset({"attr", "fields", "invariants"})
-_FIELD_KEYS = frozenset(
-    {
-        "type",
-        "dtype",
-        "device",
-        "pinned",
-        "shape",
-        "values",
-        "range",
-        "contiguous",
-        "equals",
-        "items",
-        "addresses",
-        "address_column",
-        "consumers",
-    }
-)
-_TENSOR_ONLY_KEYS = ("dtype", "device", "pinned", "contiguous", "addresses")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-Dim = int | str
-
-
-class ContractError(Exception):
-    """A contract file that cannot be used: ``str(e) == f"{path}:{line}: {message}"``."""
-
-    def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}")
-        self.path = path
-        self.line = line
-        self.message = message
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """What one attribute of the object must look like after the hook returns."""
-
-    name: str
-    type: str | None = None
-    dtype: str | None = None
-    device: str | None = None
-    pinned: bool | None = None
-    shape: tuple[Dim, ...] | None = None
-    values: str | None = None
-    range: tuple[float, float] | None = None
-    contiguous: bool | None = None
-    line: int = 0
-    #: Expression the value must equal (``index_scales.tolist()``); value mode only.
-    equals: str | None = None
-    #: Element type of a ``list`` field (one of :data:`TYPES`).
-    items: str | None = None
-    #: ``"cuda"``: non-zero entries of the pointer column point into live CUDA allocations.
-    addresses: str | None = None
-    #: Index along dimension 1 that holds the pointers (default 0; 1-D tensors: all entries).
-    address_column: int = 0
-    #: Methods that read the field; a class that overrides all of them need not set it.
-    consumers: tuple[str, ...] = ()
-
-    @property
-    def kind(self) -> str | None:
-        """The effective type: ``type``, or ``"tensor"`` when a tensor-only key is given."""
-        if self.type is not None:
-            return self.type
-        if any(getattr(self, key) not in (None, False) for key in _TENSOR_ONLY_KEYS):
-            return "tensor"
-        if self.pinned is False or self.contiguous is False:
-            return "tensor"
-        return None
-
-    @property
-    def has_value_checks(self) -> bool:
-        return (
-            self.values is not None
-            or self.range is not None
-            or self.equals is not None
-            or self.addresses is not None
-        )
-
-
-@dataclass(frozen=True)
-class WhenClause:
-    """Fields (and invariants) required only while ``getattr(obj, attr)`` is truthy."""
-
-    attr: str
-    fields: Mapping[str, FieldSpec] = field(hash=False)
-    line: int = 0
-    invariants: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class HookContract:
-    """The state contract of one hook: ``cls.method`` and every override of it."""
-
-    cls: str
-    method: str
-    renamed_from: tuple[str, ...]
-    fields: Mapping[str, FieldSpec] = field(hash=False)
-    when: tuple[WhenClause, ...] = ()
-    invariants: tuple[str, ...] = ()
-    path: str = "<string>"
-    line: int = 0
-    #: Line of each invariant (same order as :attr:`invariants`).
-    invariant_lines: tuple[int, ...] = field(default=(), compare=False)
-
-    @property
-    def module(self) -> str:
-        """Best guess at the module part of :attr:`cls` (everything before the last dot)."""
-        return self.cls.rpartition(".")[0]
-
-    @property
-    def qualname(self) -> str:
-        return self.cls.rpartition(".")[2]
-
-    @property
-    def location(self) -> str:
-        return f"{self.path}:{self.line}"
-
-    def all_fields(self) -> tuple[tuple[FieldSpec, str | None], ...]:
-        """Every field with the attribute that makes it required (``None``: always)."""
-        out: list[tuple[FieldSpec, str | None]] = [(spec, None) for spec in self.fields.values()]
-        for clause in self.when:
-            out.extend((spec, clause.attr) for spec in clause.fields.values())
-        return tuple(out)
-
-
-# --------------------------------------------------------------------------------------------
-# Expressions: invariants, ``equals`` and shape dimensions
-# --------------------------------------------------------------------------------------------
-
-_EXPR_NODES: tuple[type[ast.AST], ...] = (
-    ast.Expression,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.BinOp,
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.Div,
-    ast.FloorDiv,
-    ast.Mod,
-    ast.Pow,
-    ast.BitAnd,
-    ast.BitOr,
-    ast.BitXor,
-    ast.UnaryOp,
-    ast.UAdd,
-    ast.USub,
-    ast.Not,
-    ast.Invert,
-    ast.Compare,
-    ast.Eq,
-    ast.NotEq,
-    ast.Lt,
-    ast.LtE,
-    ast.Gt,
-    ast.GtE,
-    ast.In,
-    ast.NotIn,
-    ast.Is,
-    ast.IsNot,
-    ast.IfExp,
-    ast.Call,
-    ast.keyword,
-    ast.Attribute,
-    ast.Subscript,
-    ast.Slice,
-    ast.Tuple,
-    ast.List,
-    ast.Constant,
-    ast.Name,
-    ast.Load,
-)
-
-_DIM_NODES: tuple[type[ast.AST], ...] = (
-    ast.Expression,
-    ast.BinOp,
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.FloorDiv,
-    ast.Mod,
-    ast.Pow,
-    ast.UnaryOp,
-    ast.USub,
-    ast.UAdd,
-    ast.Constant,
-    ast.Name,
-    ast.Load,
-)
-
-#: Attribute names an expression may use (on tensors, lists, ``torch``).
-EXPR_ATTRIBUTES = frozenset(
-    {
-        # tensor metadata
-        "shape",
-        "dtype",
-        "device",
-        "ndim",
-        "T",
-        "is_cuda",
-        "size",
-        "dim",
-        "numel",
-        "stride",
-        "is_contiguous",
-        "is_pinned",
-        "element_size",
-        "data_ptr",
-        # tensor reductions and element-wise ops
-        "all",
-        "any",
-        "sum",
-        "prod",
-        "max",
-        "min",
-        "amax",
-        "amin",
-        "abs",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "unique",
-        "flatten",
-        "reshape",
-        "view",
-        "diff",
-        "cumsum",
-        "isfinite",
-        "isnan",
-        "count_nonzero",
-        "nonzero",
-        "to",
-        "long",
-        "int",
-        "float",
-        "bool",
-        "tolist",
-        "item",
-        "values",
-        "indices",
-        "keys",
-        "items",
-        "index",
-        "count",
-        "equal",
-        "allclose",
-        "arange",
-        "zeros",
-        "ones",
-        "zeros_like",
-        "ones_like",
-        "full",
-        "tensor",
-        "stack",
-        "cat",
-        "where",
-        "logical_and",
-        "logical_or",
-        "logical_not",
-        "clamp",
-        "div",
-        "remainder",
-        "bucketize",
-        "searchsorted",
-        "isin",
-        "get",
-        "cuda",
-        "cpu",
-        "current_device",
-        "is_available",
-        "type",
-    }
-    | DTYPES
-)
-
-#: Builtins available to expressions.
-EXPR_BUILTINS = frozenset(
-    {
-        "len",
-        "min",
-        "max",
-        "abs",
-        "all",
-        "any",
-        "sum",
-        "int",
-        "float",
-        "bool",
-        "list",
-        "tuple",
-        "range",
-        "sorted",
-        "set",
-        "isinstance",
-        "round",
-    }
-)
-
-
-def check_expression(text: str, *, dimension: bool = False) -> ast.Expression:
-    """Parse ``text`` and check it uses only whitelisted syntax; raise ``ValueError`` if not.
-
-    ``dimension=True`` allows only integer arithmetic over names (a shape dimension).
-    """
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"cannot parse expression {text!r}: {exc.msg}") from None
-    allowed = _DIM_NODES if dimension else _EXPR_NODES
-    what = "shape dimension" if dimension else "expression"
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed):
-            raise ValueError(f"{what} {text!r} uses {type(node).__name__}, which is not allowed")
-        if isinstance(node, ast.Name) and node.id.startswith("__"):
-            raise ValueError(f"{what} {text!r} uses the name {node.id!r}, which is not allowed")
-        if isinstance(node, ast.Attribute) and node.attr not in EXPR_ATTRIBUTES:
-            raise ValueError(
-                f"{what} {text!r} uses the attribute {node.attr!r}, which is not allowed "
-                "(see docs/contracts.md for the allowed attributes)"
-            )
-        if isinstance(node, ast.Constant):
-            if dimension and (not isinstance(node.value, int) or isinstance(node.value, bool)):
-                raise ValueError(f"shape dimension {text!r} uses a non-integer constant")
-            if not isinstance(node.value, int | float | str | bool | type(None)):
-                raise ValueError(f"{what} {text!r} uses a {type(node.value).__name__} constant")
-        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
-            raise ValueError(f"{what} {text!r} calls something that is not a name or method")
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id not in EXPR_BUILTINS
-        ):
-            raise ValueError(
-                f"{what} {text!r} calls {node.func.id!r}; only {sorted(EXPR_BUILTINS)} "
-                "and methods may be called"
-            )
-    return tree
-
-
-# --------------------------------------------------------------------------------------------
-# Line numbers: tomllib gives none, so find each table and key in the text
-# --------------------------------------------------------------------------------------------
-
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(
-    r"""^\s*((?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*'))*)\s*="""
-)
-_PART = re.compile(r"""\s*(?:([A-Za-z0-9_\-]+)|"([^"]*)"|'([^']*)')\s*""")
+__all__ = ["load_contracts", "parse_contracts"]
 
 PathKey = tuple[str | int, ...]
+_SEARCH_LINES = 200  # how far after its array an invariant's own line is looked for
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_SPACE = " \t"
 
 
-def _split_key(text: str) -> list[str]:
+# --------------------------------------------------------------------------------------------
+# Line numbers: tomllib gives none, so find each table and key in the text, in linear time
+# --------------------------------------------------------------------------------------------
+
+
+def _skip_space(line: str, i: int) -> int:
+    n = len(line)
+    while i < n and line[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _scan_key(line: str, i: int) -> tuple[list[str], int] | None:
+    """A dotted key starting at ``line[i]`` (bare or quoted parts): its parts and the index
+    after it, or None. Reads each character once."""
     parts: list[str] = []
-    for chunk in re.findall(r"""(?:[^."']+|"[^"]*"|'[^']*')+""", text):
-        match = _PART.fullmatch(chunk)
-        parts.append(
-            (match.group(1) or match.group(2) or match.group(3) or "") if match else chunk.strip()
-        )
-    return parts
+    n = len(line)
+    while True:
+        i = _skip_space(line, i)
+        if i >= n:
+            return None
+        char = line[i]
+        if char in _BARE:
+            start = i
+            while i < n and line[i] in _BARE:
+                i += 1
+            parts.append(line[start:i])
+        elif char == '"':
+            start = i = i + 1
+            while i < n and line[i] != '"':
+                i += 2 if line[i] == "\\" else 1
+            if i >= n:
+                return None
+            parts.append(line[start:i])
+            i += 1
+        elif char == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                return None
+            parts.append(line[i + 1 : end])
+            i = end + 1
+        else:
+            return None
+        i = _skip_space(line, i)
+        if i < n and line[i] == ".":
+            i += 1
+            continue
+        return parts, i
+
+
+def _inline_keys(rest: str) -> Iterator[str]:
+    """Bare keys followed by ``=`` in the rest of a line (``{ dtype = "int32", ... }``),
+    outside strings."""
+    i, n = 0, len(rest)
+    while i < n:
+        char = rest[i]
+        if char in "\"'":
+            end = i + 1
+            while end < n and rest[end] != char:
+                end += 2 if char == '"' and rest[end] == "\\" else 1
+            i = end + 1
+        elif char in _BARE:
+            start = i
+            while i < n and rest[i] in _BARE:
+                i += 1
+            after = _skip_space(rest, i)
+            if after < n and rest[after] == "=" and not rest.startswith("==", after):
+                yield rest[start:i]
+        elif char == "#":
+            return
+        else:
+            i += 1
+
+
+def _structure(line: str) -> tuple[int, str | None]:
+    """Brackets opened minus closed outside strings and comments, and the triple quote that
+    stays open at the end of the line (if any). One pass."""
+    depth = 0
+    i, n = 0, len(line)
+    while i < n:
+        char = line[i]
+        if char in "\"'":
+            triple = line.startswith(char * 3, i)
+            quote = char * 3 if triple else char
+            end = line.find(quote, i + len(quote)) if char == "'" or triple else -2
+            if end == -2:  # a basic string: skip escapes
+                end = i + 1
+                while end < n and line[end] != '"':
+                    end += 2 if line[end] == "\\" else 1
+                end = end if end < n else -1
+            if end < 0:
+                return depth, quote if triple else None
+            i = end + len(quote)
+            continue
+        if char == "#":
+            break
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        i += 1
+    return depth, None
 
 
 class _LineIndex:
@@ -476,38 +158,32 @@ class _LineIndex:
         current: PathKey = ()
         depth = 0  # open brackets/braces of a multi-line value
         in_multiline: str | None = None
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw
+        for number, line in enumerate(text.splitlines(), start=1):
             if in_multiline is not None:
                 if in_multiline in line:
                     in_multiline = None
                 continue
             if depth == 0:
-                header = _HEADER.match(line)
-                if header:
-                    is_array = header.group(1) == "[["
-                    parts = _split_key(header.group(2))
-                    path = self._resolve(parts, counters, is_array)
-                    current = path
-                    self.lines.setdefault(path, number)
-                    continue
-                key = _KEY.match(line)
-                if key:
-                    resolved = (*current, *_split_key(key.group(1)))
+                start = _skip_space(line, 0)
+                if line.startswith("[", start):
+                    is_array = line.startswith("[[", start)
+                    key = _scan_key(line, start + (2 if is_array else 1))
+                    if key is not None:
+                        path = self._resolve(key[0], counters, is_array)
+                        current = path
+                        self.lines.setdefault(path, number)
+                        continue
+                key = _scan_key(line, start)
+                if key is not None and key[1] < len(line) and line[key[1]] == "=":
+                    resolved = (*current, *key[0])
                     self.lines.setdefault(resolved, number)
                     for end in range(len(current) + 1, len(resolved)):
                         self.lines.setdefault(resolved[:end], number)
                     # inline tables: ``x = { dtype = "int32" }`` -> keys on the same line
-                    rest = line[key.end() :]
-                    for inner in re.finditer(r"([A-Za-z0-9_\-]+)\s*=", rest):
-                        self.lines.setdefault((*resolved, inner.group(1)), number)
-            stripped = _strip_strings(line)
-            for quote in ('"""', "'''"):
-                if line.count(quote) % 2 == 1:
-                    in_multiline = quote
-            depth += stripped.count("[") + stripped.count("{")
-            depth -= stripped.count("]") + stripped.count("}")
-            depth = max(depth, 0)
+                    for inner in _inline_keys(line[key[1] + 1 :]):
+                        self.lines.setdefault((*resolved, inner), number)
+            opened, in_multiline = _structure(line)
+            depth = max(depth + opened, 0)
 
     def _resolve(self, parts: list[str], counters: dict[PathKey, int], is_array: bool) -> PathKey:
         path: list[str | int] = []
@@ -531,12 +207,6 @@ class _LineIndex:
         return 1
 
 
-def _strip_strings(line: str) -> str:
-    line = re.sub(r'"(?:[^"\\]|\\.)*"', '""', line)
-    line = re.sub(r"'[^']*'", "''", line)
-    return line.split("#", 1)[0]
-
-
 # --------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------
@@ -550,7 +220,13 @@ class _Parser:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.text = text
-        self.index = _LineIndex(text)
+        self._index: _LineIndex | None = None
+
+    @property
+    def index(self) -> _LineIndex:
+        if self._index is None:  # built only for a file that is valid TOML
+            self._index = _LineIndex(self.text)
+        return self._index
 
     def error(self, where: PathKey, message: str) -> ContractError:
         return ContractError(self.path, self.index.line(where), message)
@@ -566,6 +242,9 @@ class _Parser:
                 line = int(found.group(1)) if found else 1
             message = getattr(exc, "msg", None) or re.sub(r"\s*\(at line.*\)$", "", str(exc))
             raise ContractError(self.path, int(line), f"invalid TOML: {message}") from None
+        except RecursionError:
+            raise ContractError(self.path, 1, "invalid TOML: arrays or tables nested too deeply"
+                                ) from None
         for key in data:
             if key != "hook":
                 raise self.error(
@@ -635,7 +314,7 @@ class _Parser:
         cursor = line - 1
         for text in texts:
             found = line
-            for number in range(cursor, len(text_lines)):
+            for number in range(cursor, min(len(text_lines), cursor + _SEARCH_LINES)):
                 if text in text_lines[number]:
                     found = number + 1
                     cursor = number
@@ -746,8 +425,8 @@ class _Parser:
             if device not in DEVICES and not re.fullmatch(r"cuda:\d+", device):
                 raise self.error(
                     at("device"),
-                    f"unknown device {device!r} (expected cpu, cuda, cuda:N, meta, "
-                    "cuda-if-available or any)",
+                    f"unknown device {device!r} (expected cpu, cuda, cuda:N, cuda:current, "
+                    "current, meta, cuda-if-available or any)",
                 )
         pinned = self._bool(at("pinned"), table.get("pinned"), "pinned")
         contiguous = self._bool(at("contiguous"), table.get("contiguous"), "contiguous")

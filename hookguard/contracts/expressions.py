@@ -1,0 +1,415 @@
+"""Contract expressions (invariants, ``equals``, shape dimensions): the syntax whitelist and
+the size limits, checked when a contract is loaded.
+
+An expression is hostile input: it comes from a file in the checkout. :func:`check_expression`
+accepts only whitelisted syntax, within limits on its length, nesting depth and size, and folds
+its constant parts under the same limits that bound evaluation (:func:`bounded_pow`,
+:func:`bounded_mul`, :data:`MAX_ITEMS`), so ``10**10**10``, ``sum(range(10**15))`` or
+``[0]*(3*10**8)`` are contract errors at load time, naming the file and line. What depends on
+run-time values is bounded by :mod:`hookguard.runtime.expr` with the same helpers.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from hookguard.contracts.schema import DTYPES
+
+__all__ = [
+    "EXPR_ATTRIBUTES",
+    "EXPR_BUILTINS",
+    "MAX_DEPTH",
+    "MAX_EXPRESSION_LENGTH",
+    "MAX_INT_BITS",
+    "MAX_ITEMS",
+    "MAX_NODES",
+    "ExpressionLimit",
+    "bounded_mul",
+    "bounded_pow",
+    "check_expression",
+    "range_length",
+]
+
+#: Longest expression text accepted.
+MAX_EXPRESSION_LENGTH = 2000
+#: Deepest nesting of the syntax tree (``((((x))))`` counts the operations, not parentheses).
+MAX_DEPTH = 48
+#: Most nodes in one expression's syntax tree.
+MAX_NODES = 500
+#: Largest integer an expression may compute, in bits (a 64-bit size times a 64-bit size fits).
+MAX_INT_BITS = 256
+#: Most items a ``range``, a repeated sequence or a torch allocation may have.
+MAX_ITEMS = 1_000_000
+#: Largest literal exponent a shape dimension may use (``2**k`` for a literal ``k``).
+MAX_DIM_EXPONENT = 64
+
+
+class ExpressionLimit(ArithmeticError):
+    """An expression went past a size, nesting or time limit (an arithmetic error, like
+    ``OverflowError``: the value it would compute is out of range)."""
+
+
+def bounded_pow(base: Any, exponent: Any) -> Any:
+    """``base ** exponent``, refused when the integer result would exceed :data:`MAX_INT_BITS`."""
+    if (
+        type(base) in (int, bool)
+        and type(exponent) in (int, bool)
+        and exponent > 1
+        and abs(base) > 1
+        and (abs(base).bit_length() - 1) * exponent > MAX_INT_BITS
+    ):
+        raise ExpressionLimit(
+            f"{base} ** {exponent} is larger than {MAX_INT_BITS} bits"
+        )
+    return base**exponent
+
+
+def bounded_mul(left: Any, right: Any) -> Any:
+    """``left * right``, refused when integers exceed :data:`MAX_INT_BITS` or a repeated
+    sequence exceeds :data:`MAX_ITEMS` items."""
+    lt, rt = type(left), type(right)
+    if lt in (int, bool) and rt in (int, bool):
+        if left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
+            raise ExpressionLimit(f"a product is larger than {MAX_INT_BITS} bits")
+    elif lt in (int, bool) or rt in (int, bool):
+        count, seq = (left, right) if lt in (int, bool) else (right, left)
+        if isinstance(seq, str | bytes | list | tuple) and len(seq) * count > MAX_ITEMS:
+            raise ExpressionLimit(
+                f"repeating {type(seq).__name__} of {len(seq)} items {count} times is over "
+                f"{MAX_ITEMS} items"
+            )
+    return left * right
+
+
+def range_length(args: tuple[Any, ...]) -> int | None:
+    """How many items ``range(*args)`` has, when the arguments are integers."""
+    if not args or not all(type(a) in (int, bool) for a in args) or len(args) > 3:
+        return None
+    try:
+        return len(range(*args))
+    except (ValueError, OverflowError):
+        return MAX_ITEMS + 1  # zero step or longer than the C type: refused either way
+
+
+_EXPR_NODES: tuple[type[ast.AST], ...] = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.BitAnd,
+    ast.BitOr,
+    ast.BitXor,
+    ast.UnaryOp,
+    ast.UAdd,
+    ast.USub,
+    ast.Not,
+    ast.Invert,
+    ast.Compare,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.In,
+    ast.NotIn,
+    ast.Is,
+    ast.IsNot,
+    ast.IfExp,
+    ast.Call,
+    ast.keyword,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.Tuple,
+    ast.List,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+)
+
+_DIM_NODES: tuple[type[ast.AST], ...] = (
+    ast.Expression,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.UnaryOp,
+    ast.USub,
+    ast.UAdd,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+)
+
+#: Attribute names an expression may use (on tensors, lists, ``torch``).
+EXPR_ATTRIBUTES = frozenset(
+    {
+        # tensor metadata
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "T",
+        "is_cuda",
+        "size",
+        "dim",
+        "numel",
+        "stride",
+        "is_contiguous",
+        "is_pinned",
+        "element_size",
+        "data_ptr",
+        # tensor reductions and element-wise ops
+        "all",
+        "any",
+        "sum",
+        "prod",
+        "max",
+        "min",
+        "amax",
+        "amin",
+        "abs",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "unique",
+        "flatten",
+        "reshape",
+        "view",
+        "diff",
+        "cumsum",
+        "isfinite",
+        "isnan",
+        "count_nonzero",
+        "nonzero",
+        "to",
+        "long",
+        "int",
+        "float",
+        "bool",
+        "tolist",
+        "item",
+        "values",
+        "indices",
+        "keys",
+        "items",
+        "index",
+        "count",
+        "equal",
+        "allclose",
+        "arange",
+        "zeros",
+        "ones",
+        "zeros_like",
+        "ones_like",
+        "full",
+        "tensor",
+        "stack",
+        "cat",
+        "where",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "clamp",
+        "div",
+        "remainder",
+        "bucketize",
+        "searchsorted",
+        "isin",
+        "get",
+        "cuda",
+        "cpu",
+        "current_device",
+        "is_available",
+        "type",
+    }
+    | DTYPES
+)
+
+#: Builtins available to expressions.
+EXPR_BUILTINS = frozenset(
+    {
+        "len",
+        "min",
+        "max",
+        "abs",
+        "all",
+        "any",
+        "sum",
+        "int",
+        "float",
+        "bool",
+        "list",
+        "tuple",
+        "range",
+        "sorted",
+        "set",
+        "isinstance",
+        "round",
+    }
+)
+
+
+def check_expression(text: str, *, dimension: bool = False) -> ast.Expression:
+    """Parse ``text`` and check it uses only whitelisted syntax within the limits; raise
+    ``ValueError`` if not.
+
+    ``dimension=True`` allows only integer arithmetic over names (a shape dimension), with
+    literal exponents up to :data:`MAX_DIM_EXPONENT` (shape dimensions are also compiled into
+    generated checks, where no run-time guard applies).
+    """
+    what = "shape dimension" if dimension else "expression"
+    source = text.strip()
+    if len(source) > MAX_EXPRESSION_LENGTH:
+        raise ValueError(
+            f"{what} is {len(source)} characters long (limit {MAX_EXPRESSION_LENGTH})"
+        )
+    try:
+        tree = ast.parse(source, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"cannot parse {what} {_short(text)}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ValueError(f"{what} {_short(text)} is nested too deeply") from None
+    _check_shape(tree, what, text)
+    allowed = _DIM_NODES if dimension else _EXPR_NODES
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise ValueError(f"{what} {text!r} uses {type(node).__name__}, which is not allowed")
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise ValueError(f"{what} {text!r} uses the name {node.id!r}, which is not allowed")
+        if isinstance(node, ast.Attribute) and node.attr not in EXPR_ATTRIBUTES:
+            raise ValueError(
+                f"{what} {text!r} uses the attribute {node.attr!r}, which is not allowed "
+                "(see docs/contracts.md for the allowed attributes)"
+            )
+        if isinstance(node, ast.Constant):
+            if dimension and (not isinstance(node.value, int) or isinstance(node.value, bool)):
+                raise ValueError(f"shape dimension {text!r} uses a non-integer constant")
+            if not isinstance(node.value, int | float | str | bool | type(None)):
+                raise ValueError(f"{what} {text!r} uses a {type(node.value).__name__} constant")
+            if type(node.value) is int and node.value.bit_length() > MAX_INT_BITS:
+                raise ValueError(f"{what} {_short(text)} uses an integer over {MAX_INT_BITS} bits")
+        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Name | ast.Attribute):
+            raise ValueError(f"{what} {text!r} calls something that is not a name or method")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id not in EXPR_BUILTINS
+        ):
+            raise ValueError(
+                f"{what} {text!r} calls {node.func.id!r}; only {sorted(EXPR_BUILTINS)} "
+                "and methods may be called"
+            )
+        if dimension and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            exponent = node.right
+            if not (
+                isinstance(exponent, ast.Constant)
+                and type(exponent.value) is int
+                and 0 <= exponent.value <= MAX_DIM_EXPONENT
+            ):
+                raise ValueError(
+                    f"shape dimension {_short(text)} raises to a power that is not a literal "
+                    f"from 0 to {MAX_DIM_EXPONENT}"
+                )
+    try:
+        _fold(tree.body)
+    except ExpressionLimit as exc:
+        raise ValueError(f"{what} {_short(text)} is out of bounds: {exc}") from None
+    return tree
+
+
+def _short(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _check_shape(tree: ast.AST, what: str, text: str) -> None:
+    """Depth and size limits, without recursion."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH:
+            raise ValueError(f"{what} {_short(text)} is nested deeper than {MAX_DEPTH} levels")
+        if nodes > MAX_NODES:
+            raise ValueError(f"{what} {_short(text)} has more than {MAX_NODES} parts")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+class _Unknown:
+    """A value only known at run time."""
+
+
+_UNKNOWN = _Unknown()
+
+
+def _fold(node: ast.AST) -> Any:
+    """The value of ``node`` where it is made of literals only (else ``_UNKNOWN``), computed
+    under the evaluation limits: a literal bomb is refused at load time. The depth is bounded
+    by :func:`_check_shape`."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [_fold(item) for item in node.elts]
+        if any(item is _UNKNOWN for item in items):
+            return _UNKNOWN
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.UnaryOp):
+        operand = _fold(node.operand)
+        if operand is _UNKNOWN or not isinstance(operand, int | float):
+            return _UNKNOWN
+        if isinstance(node.op, ast.USub):
+            return -operand
+        if isinstance(node.op, ast.UAdd):
+            return +operand
+        return _UNKNOWN
+    if isinstance(node, ast.BinOp):
+        left, right = _fold(node.left), _fold(node.right)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        try:
+            if isinstance(node.op, ast.Pow):
+                return bounded_pow(left, right)
+            if isinstance(node.op, ast.Mult):
+                return bounded_mul(left, right)
+            if isinstance(node.op, ast.Add | ast.Sub):
+                value = left + right if isinstance(node.op, ast.Add) else left - right
+                if type(value) is int and value.bit_length() > MAX_INT_BITS:
+                    raise ExpressionLimit(f"a sum is larger than {MAX_INT_BITS} bits")
+                return value
+        except ExpressionLimit:
+            raise
+        except Exception:  # e.g. 1/0 or "a" - 1: an error when it runs, not a bomb
+            return _UNKNOWN
+        return _UNKNOWN
+    if isinstance(node, ast.Call):
+        args = [_fold(arg) for arg in node.args]
+        for keyword in node.keywords:
+            _fold(keyword.value)
+        if isinstance(node.func, ast.Name) and node.func.id == "range":
+            length = range_length(tuple(args)) if _UNKNOWN not in args else None
+            if length is not None and length > MAX_ITEMS:
+                raise ExpressionLimit(f"range of {length} items is over {MAX_ITEMS}")
+        else:
+            _fold(node.func)
+        return _UNKNOWN
+    for child in ast.iter_child_nodes(node):
+        _fold(child)
+    return _UNKNOWN
