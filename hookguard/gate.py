@@ -18,7 +18,7 @@ from hookguard.findings import Finding, InputError
 from hookguard.git.history import HistoryIndex, HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_blobs
-from hookguard.model.project import Project
+from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import PathFilter
 
@@ -243,8 +243,17 @@ def _changed_paths(base: Sequence[TreeEntry], head: Sequence[TreeEntry]) -> set[
 
 
 def _affected(project: Project, changed: set[str]) -> set[str]:
-    """Classes defined in ``changed`` files, and every subclass of them."""
+    """Classes defined in ``changed`` files, every subclass of them, and the families of the
+    members they call methods on (``self.policy.attention(...)`` with ``policy: Policy``)."""
     roots = [c for c in project.classes.values() if c.file.path in changed]
+    for changed_class in list(roots):
+        for info in project.mro(changed_class):  # members may be declared by a base
+            if not isinstance(info, ClassInfo):
+                continue
+            for written in info.record.members.values():
+                held = project.resolve_name(info.file, written, scope=info.record.qualname)
+                if isinstance(held, ClassInfo):
+                    roots.append(held)
     affected = {c.fq for c in roots}
     for root in roots:
         affected.update(d.fq for d in project.descendants(root))

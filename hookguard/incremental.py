@@ -57,7 +57,8 @@ def _bindings(record: FileRecord) -> object:
         record.imports,
         record.star_imports,
         record.aliases,
-        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes) for c in record.classes],
+        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members)
+         for c in record.classes],
     )
 
 
@@ -84,7 +85,7 @@ def _meaning(member: MethodRecord | None) -> object:
     return (
         member.name, member.kind, member.params, member.decorators, member.is_override,
         member.is_abstract, member.is_async, member.self_reads, member.suppressed,
-        member.guarded, member.raises_only, member.skipped,
+        member.guarded, member.raises_only, member.skipped, member.no_op,
         tuple((a.attr, a.condition, a.augmented) for a in member.self_assigns),
         tuple(c._replace(line=0, col=0) for c in member.calls),
     )
@@ -108,6 +109,10 @@ def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassCh
             continue
         touched.add(name)
         touched |= _member_mentions(before) | _member_mentions(after)
+        # ``self.policy.attention(...)`` reaches the overrides of another family: a change to
+        # such a call re-checks every class defining the name, as a changed reference does.
+        definers.update(c.name for m in (before, after) if m is not None
+                        for c in m.calls if c.receiver == "member")
         if (before is None) != (after is None):
             definers.add(name)
     touched |= old.attributes ^ new.attributes

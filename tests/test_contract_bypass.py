@@ -175,15 +175,15 @@ def test_guarded_readers_and_lazy_fields_do_not_count(tmp_path: Path) -> None:
             def test_output(self):
                 self.output()
 
-        class Delegating(Base):
+        class Replacing(Base):
             def offload(self, gpu=0):
-                self.inner.offload(gpu)
+                self._gpu = gpu
 
             def test_output(self):
                 pass
     """})
     (finding,) = bypass(tmp_path).values()  # only the unguarded-field warning remains
-    assert finding.symbol == "mod.Delegating.offload"
+    assert finding.symbol == "mod.Replacing.offload"
     assert finding.severity is Severity.WARNING
     assert {m["read_by_base"] for m in finding.evidence["missing"]} == {False}
 

@@ -101,7 +101,8 @@ def test_an_edit_to_an_unrelated_subclass_rechecks_that_class(family: GitRepo) -
 
 def test_a_new_keyword_at_the_base_call_site_reaches_the_override(family: GitRepo) -> None:
     base = family.root / "pkg/base.py"
-    base.write_text(base.read_text().replace("self.prepare(x)", "self.prepare(x, device=None)"))
+    base.write_text(base.read_text().replace("self.prepare(x)", "self.prepare(x, device=None)")
+                    .replace("def prepare(self, x)", "def prepare(self, x, device=None)"))
     warm, _ = _warm_and_scratch(family.root)
     assert warm.rechecked is not None
     assert [(f.code, f.symbol) for f in warm.findings] == [("HG002", "pkg.a.A.prepare")]
@@ -116,7 +117,8 @@ def test_lines_moved_in_a_base_recheck_only_findings_that_point_there(family: Gi
     base.write_text("# a comment\n" + base.read_text())
     warm, _ = _warm_and_scratch(family.root)
     assert warm.rechecked == 1  # every member moved, none changed: only Base itself
-    base.write_text(base.read_text().replace("self.prepare(x)", "self.prepare(x, device=None)"))
+    base.write_text(base.read_text().replace("self.prepare(x)", "self.prepare(x, device=None)")
+                    .replace("def prepare(self, x)", "def prepare(self, x, device=None)"))
     warm, _ = _warm_and_scratch(family.root)
     [finding] = warm.findings
     assert finding.related[0].path == "pkg/base.py"

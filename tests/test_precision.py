@@ -492,3 +492,45 @@ def test_super_in_a_classmethod_reaches_a_plain_function_unbound(tmp_path: Path)
     })
     assert "HG002 pkg.transforms.AudioComposite.from_config" not in found
     assert "HG002 pkg.transforms.BrokenComposite.from_config" in errors(found)
+
+
+def test_a_field_the_family_defines_as_a_method_and_a_delegating_wrapper(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/opt.py": '''
+            class Optimizer:
+                def setup(self):
+                    self.get_logger = lambda: None
+                    self.slots = []
+
+                def apply(self, grads):
+                    self.step_count = 0
+                    return self.slots, self.step_count
+
+                def report(self):
+                    return self.get_logger(), self.step_count
+
+
+            class Logged(Optimizer):
+                def setup(self):
+                    self.slots = [1]
+
+                def get_logger(self):
+                    return "log"
+
+
+            class LossScale(Optimizer):
+                def __init__(self, inner: Optimizer):
+                    self.inner = inner
+
+                def apply(self, grads):
+                    return self.inner.apply(grads)  # delegates to the wrapped optimizer
+
+
+            class Forgetful(Optimizer):
+                def apply(self, grads):
+                    return self.slots  # never sets step_count, which report() reads
+        ''',
+    })
+    assert "HG003 pkg.opt.Logged.setup" not in found
+    assert "HG003 pkg.opt.LossScale.apply" not in found
+    assert "HG003 pkg.opt.Forgetful.apply" in errors(found)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hookguard.engine import Options, audit
 from hookguard.findings import Finding, Severity
-from tests.conftest import write_tree
+from hookguard.gate import run_gate
+from tests.conftest import GitRepo, write_tree
 
 
 def findings(root: Path, **options: object) -> dict[str, Finding]:
@@ -58,3 +60,60 @@ def test_bases_in_implicit_namespace_packages_resolve(tmp_path: Path) -> None:
     found = {f"{f.code} {f.symbol}": f for f in result.findings}
     assert "HG002 pkg.models.mm.MultimodalReceiver._on_chunk" in errors(found)
     assert "HG002 pkg.models.mm.ViaRelative._on_chunk" not in found
+
+
+SCHEDULER_V1 = '''
+from pkg.worker import Worker
+
+
+class Scheduler:
+    def __init__(self, worker: Worker):
+        self.worker = worker
+
+    def step(self, batch):
+        return self.worker.forward_batch(batch)
+'''
+
+
+def test_drift_through_composition_fires_in_check_mode(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("worker family", {
+        "pkg/__init__.py": "",
+        "pkg/worker.py": "class Worker:\n"
+                         "    def forward_batch(self, batch, proxy=None):\n"
+                         "        return batch\n",
+        "pkg/scheduler.py": SCHEDULER_V1,
+        "pkg/spec.py": "from pkg.worker import Worker\n\n\n"
+                       "class DraftWorker(Worker):\n"
+                       "    def forward_batch(self, batch):\n        return batch\n\n\n"
+                       "class EagleWorker(Worker):\n"
+                       "    def forward_batch(self, batch, **kwargs):\n        return batch\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Pass pipeline proxies to the worker", {
+        "pkg/scheduler.py": SCHEDULER_V1.replace("forward_batch(batch)",
+                                                 "forward_batch(batch, proxy=[])")})
+    result = run_gate(repo.root, base, "HEAD", False, Options(use_cache=False))
+    found = {f"{f.code} {f.symbol}": f for f in result.findings}
+    assert set(errors(found)) == {"HG002 pkg.spec.DraftWorker.forward_batch"}
+    assert "self.worker" in found["HG002 pkg.spec.DraftWorker.forward_batch"].message
+
+
+def test_calls_on_members_of_unknown_class_are_not_bound(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/worker.py": "class Worker:\n"
+                         "    def forward_batch(self, batch, proxy=None):\n"
+                         "        return batch\n\n\n"
+                         "class DraftWorker(Worker):\n"
+                         "    def forward_batch(self, batch):\n        return batch\n",
+        "pkg/scheduler.py": "from pkg.worker import make_worker\n\n\n"
+                            "class Scheduler:\n"
+                            "    def __init__(self, worker):\n"
+                            "        self.worker = worker\n"
+                            "        self.other = make_worker()\n\n"
+                            "    def step(self, batch):\n"
+                            "        self.other.forward_batch(batch, proxy=1)\n"
+                            "        return self.worker.forward_batch(batch, proxy=[])\n",
+    })
+    assert not [f for f in findings(root).values() if f.code == "HG002"]

@@ -10,7 +10,7 @@ import ast
 import re
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from hookguard.model.records import (
     Assignment,
@@ -72,6 +72,14 @@ def dotted_name(node: ast.expr) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def annotation_name(node: ast.expr) -> str | None:
+    """The class an annotation names: ``Policy``, ``mod.Policy`` or ``"Policy"``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value.strip()
+        return text if all(p.isidentifier() for p in text.split(".")) else None
+    return dotted_name(node)
 
 
 def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
@@ -222,9 +230,15 @@ class _MethodScanner:
     """One pass over a method body: ``self`` assignments, reads and hook-relevant calls."""
 
     def __init__(
-        self, self_name: str | None, cls_names: frozenset[str], file_refs: _FileReferences
+        self,
+        self_name: str | None,
+        cls_names: frozenset[str],
+        file_refs: _FileReferences,
+        annotations: Mapping[str, str] | None = None,
     ) -> None:
         self.file_refs = file_refs
+        self.annotations = annotations or {}  # parameter -> annotated class name
+        self.members: dict[str, str | None] = {}  # ``self.x`` -> the class it holds, if known
         self.self_name = self_name
         self.receivers = cls_names | ({self_name} if self_name else frozenset())
         self.assigns: list[Assignment] = []
@@ -266,6 +280,8 @@ class _MethodScanner:
                     self.assigns.append(
                         Assignment(attr, line, condition, isinstance(stmt, ast.AugAssign))
                     )
+                if isinstance(target, ast.Attribute) and self._is_self(target.value):
+                    self._member(target.attr, stmt)
         for node in ast.iter_child_nodes(stmt):
             if isinstance(node, ast.stmt):
                 self._stmt(node, condition)
@@ -277,6 +293,22 @@ class _MethodScanner:
                         self._stmt(sub, condition)
                     elif isinstance(sub, ast.expr):
                         self._expr(sub, condition)
+
+    def _member(self, attr: str, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        """What ``self.attr`` holds after ``stmt``, when the code names a class for it."""
+        held: str | None = None
+        if isinstance(stmt, ast.AnnAssign):
+            held = annotation_name(stmt.annotation)
+        elif isinstance(stmt, ast.Assign):
+            value = stmt.value
+            if isinstance(value, ast.Call):
+                held = dotted_name(value.func)
+                if held is not None and not held.rsplit(".", 1)[-1][:1].isupper():
+                    held = None  # a factory function: what it returns is not named
+            elif isinstance(value, ast.Name):
+                held = self.annotations.get(value.id)
+        known = self.members.get(attr, held)
+        self.members[attr] = held if known == held else None  # two classes: not known
 
     def _mentions_self(self, stmt: ast.If) -> bool:
         for node in walk(stmt.test):
@@ -392,6 +424,9 @@ class _MethodScanner:
             super_args = func.value.args  # type: ignore[attr-defined]
             if super_args:  # ``super(X, self)``: the lookup starts after X
                 explicit = dotted_name(super_args[0])
+        elif isinstance(func.value, ast.Attribute) and self._is_self(func.value.value):
+            receiver = "member"  # ``self.policy.attention(...)``
+            explicit = func.value.attr
         elif call.args and self._is_self(call.args[0]):
             explicit = dotted_name(func.value)
             if explicit is None:
@@ -514,9 +549,14 @@ class _FileExtractor:
         refs: set[str] = set()
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
+        members: dict[str, str | None] = {}
         for stmt in _class_body(node.body):
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                held = annotation_name(stmt.annotation)
+                known = members.get(stmt.target.id, held)
+                members[stmt.target.id] = held if known == held else None
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                method = self._method(stmt, refs, prefixes)
+                method = self._method(stmt, refs, prefixes, members)
                 if method is None:
                     continue
                 existing = methods.get(method.name)
@@ -535,12 +575,14 @@ class _FileExtractor:
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)
+        record.members = {attr: held for attr, held in members.items() if held is not None}
 
     def _method(
         self,
         node: ast.FunctionDef | ast.AsyncFunctionDef,
         class_refs: set[str],
         class_prefixes: set[str],
+        class_members: dict[str, str | None],
     ) -> MethodRecord | None:
         decorators = tuple(
             dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
@@ -564,8 +606,16 @@ class _FileExtractor:
         first = positional[0].name if positional and kind is not MethodKind.STATIC else None
         self_name = first if kind in (MethodKind.PLAIN, MethodKind.PROPERTY) else None
         cls_names = frozenset({first}) if kind is MethodKind.CLASS and first else frozenset()
-        scanner = _MethodScanner(self_name, cls_names, self.references)
+        annotations = {
+            a.arg: name
+            for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            if a.annotation is not None and (name := annotation_name(a.annotation)) is not None
+        }
+        scanner = _MethodScanner(self_name, cls_names, self.references, annotations)
         scanner.scan(node.body)
+        for attr, held in scanner.members.items():
+            known = class_members.get(attr, held)
+            class_members[attr] = held if known == held else None
         self.method_nodes.add(id(node))
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)

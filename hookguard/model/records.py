@@ -46,7 +46,9 @@ class Param(NamedTuple):
 class CallSite(NamedTuple):
     """A call ``<receiver>.<name>(...)`` made inside a method, with its argument shape."""
 
-    receiver: str  # "self", "cls", "super", or "explicit" (``Base.name(self, ...)``)
+    # "self", "cls", "super", "explicit" (``Base.name(self, ...)``) or "member"
+    # (``self.<explicit_base>.name(...)``: a call on an object the instance holds)
+    receiver: str
     name: str
     line: int
     col: int
@@ -55,7 +57,7 @@ class CallSite(NamedTuple):
     star_args: bool  # ``*args`` at the call: positional count is a lower bound
     star_kwargs: bool  # ``**kwargs`` at the call: keywords are a lower bound
     condition: str | None = None  # source of the enclosing ``if`` test, when there is one
-    explicit_base: str | None = None  # dotted name for ``Base.name(self, ...)`` calls
+    explicit_base: str | None = None  # ``Base`` of ``Base.name(self, ...)``; a member's name
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
@@ -231,6 +233,10 @@ class ClassRecord:
     # ``self_refs`` nor method names, kept apart to stay small: with those, what an incremental
     # run compares a change against without decoding the methods.
     mentions: frozenset[str] = frozenset()
+    # ``self.<member>`` -> the class it holds, as written, where the code says so: an annotation
+    # (``policy: Policy``), a constructor call (``self.policy = Policy()``) or an annotated
+    # parameter stored as is (``def __init__(self, policy: Policy): self.policy = policy``).
+    members: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

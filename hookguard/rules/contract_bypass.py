@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
-from hookguard.model.records import MethodKind, MethodRecord
+from hookguard.model.records import MethodRecord
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 if TYPE_CHECKING:
@@ -176,11 +176,10 @@ class ContractBypass(Rule):
         if contract is None and required.keys() <= provided:
             return None
         provided |= _set_on_subclass_side(project, info, ancestor, method.name)
-        for node in project.mro(info):  # a class-level default or a property makes the
-            if isinstance(node, ClassInfo):  # field always present
+        for node in project.mro(info):  # a class-level default, a method or a property
+            if isinstance(node, ClassInfo):  # makes the field always present
                 provided |= node.record.attributes
-                provided.update(n for n, m in node.record.methods.items()
-                                if m.kind is MethodKind.PROPERTY)
+                provided.update(node.record.methods)
         if contract is None and required.keys() <= provided:
             return None
         provided |= _initialised(project, info, base.name)
@@ -284,8 +283,11 @@ def _methods_in_mro(project: Project, info: ClassInfo) -> Iterator[MethodRecord]
 
 
 def _calls_base(method: MethodRecord) -> bool:
+    """It runs the base's hook (``super()``), or hands the call to an object it wraps
+    (``self.inner.hook(...)``), whose hook sets the state on that object."""
     return any(
-        c.name == method.name and c.receiver in ("super", "explicit") for c in method.calls
+        c.name == method.name and c.receiver in ("super", "explicit", "member")
+        for c in method.calls
     )
 
 

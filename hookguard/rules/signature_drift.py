@@ -85,6 +85,7 @@ class SignatureDrift(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         project = ctx.project
         calls = _CallIndex()
+        members = _MemberCalls(project)
         for info in ctx.classes():
             ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
             if not ancestors:
@@ -102,6 +103,8 @@ class SignatureDrift(Rule):
                                  partial(ctx.live, info))
                     if is_hook else None
                 )
+                if found is None and method.name in members.names:
+                    found = self._composed(project, members, info, method)
                 if found is None and any(c.receiver == "super" for c in method.calls):
                     found = self._super_calls(project, info, method)
                 if found is None and is_hook and ctx.config.structural:
@@ -193,6 +196,60 @@ class SignatureDrift(Rule):
             },
             related=sites,
         )
+
+    # -- calls through composition: ``self.policy.attention(...)`` --------------------------
+    def _composed(
+        self, project: Project, members: _MemberCalls, info: ClassInfo, method: MethodRecord
+    ) -> Finding | None:
+        """A call another class makes on a member it holds as ``info``'s family, that
+        ``info``'s override cannot accept while the held class's own method can."""
+        if method.kind is MethodKind.PROPERTY:
+            return None
+        mro = project.mro(info)
+        for holder, caller, call, held in members.of(method.name):
+            if held is info or held not in mro:
+                continue
+            if project.unknown_before(info, held) is not None or _wrapping_decorator(method):
+                continue
+            result = bind(call, method)
+            if result.ok:
+                continue
+            own = held.method(call.name) or project.defining_ancestor(held, call.name)
+            definition = own if isinstance(own, MethodRecord) else (
+                own.method(call.name) if isinstance(own, ClassInfo) else None)
+            if definition is None or not bind(call, definition).ok:
+                continue  # the call fails for the held class too: not this override's drift
+            if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
+                   and bind(o, method).ok for o in caller.calls):
+                continue
+            site = Location(holder.file.path, call.line, call.col,
+                            f"{holder.name}.{caller.name} calls self.{call.explicit_base}."
+                            f"{call.name}: {result.describe()}")
+            message = (
+                f"{info.name}.{method.name}{_signature(method)} cannot accept the call in "
+                f"{holder.name}.{caller.name} ({holder.file.path}:{call.line}), made on "
+                f"self.{call.explicit_base}, a {held.name}: {result.describe()}; this raises "
+                "TypeError at run time when it holds a " + info.name
+            )
+            if result.unexpected:
+                message += "; add " + ", ".join(f"{n}=None" for n in result.unexpected)
+            fixable = bool(result.unexpected) and not (
+                result.surplus_positional or result.missing or result.duplicated)
+            return self.finding(
+                info, method, hook=method.name, message=message,
+                evidence={
+                    "kind": "proven-member", "missing": list(result.unexpected),
+                    "keyword_only": all(n in call.keywords for n in result.unexpected),
+                    "fixable": fixable,
+                    "reason": None if fixable else "the call needs more than added keywords",
+                    "calls": [{"path": site.path, "line": site.line, "column": site.column,
+                               "message": site.message}],
+                    "fix": "accept " + ", ".join(result.unexpected) if result.unexpected
+                    else "match the call",
+                },
+                related=[site],
+            )
+        return None
 
     # -- super() calls the parent implementation cannot accept -------------------------------
     def _super_calls(
@@ -406,6 +463,42 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
         if isinstance(node, External) and not node.is_empty:
             return None
     return None
+
+
+class _MemberCalls:
+    """Calls on members whose class the code names (``self.policy.attention(...)`` with
+    ``policy: Policy``), by callee name: (holder, caller, call, held class). Built once, from
+    the classes that declare such members only."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._by_name: dict[str, list[tuple[ClassInfo, MethodRecord, CallSite, ClassInfo]]] = (
+            defaultdict(list))
+        held_by: dict[str, dict[str, ClassInfo]] = {}
+        for info in project.classes.values():
+            if info.record.members:
+                held: dict[str, ClassInfo] = {}
+                for attr, written in info.record.members.items():
+                    node = project.resolve_name(info.file, written, scope=info.record.qualname)
+                    if isinstance(node, ClassInfo):
+                        held[attr] = node
+                held_by[info.fq] = held
+        for info in project.classes.values():
+            types: dict[str, ClassInfo] = {}
+            for node in reversed(project.mro(info)):  # nearest declaration wins
+                if isinstance(node, ClassInfo):
+                    types.update(held_by.get(node.fq, {}))
+            if not types:
+                continue
+            for caller in info.record.methods.values():
+                for call in caller.calls:
+                    if call.receiver == "member" and call.explicit_base in types:
+                        self._by_name[call.name].append(
+                            (info, caller, call, types[call.explicit_base]))
+        self.names = frozenset(self._by_name)
+
+    def of(self, name: str) -> list[tuple[ClassInfo, MethodRecord, CallSite, ClassInfo]]:
+        return self._by_name.get(name, [])
 
 
 class _CallIndex:
