@@ -7,11 +7,13 @@ fields: 6 pinned host tables, 4 CUDA staging tensors, 1 list) and prints a markd
 
 * the hook's own time (``_prepare_page_table_tensor``, uninstrumented);
 * the metadata check (type, dtype, device, shape, pinned, contiguous) per hook call and per
-  field, through ``enforce`` (wrapped hook minus bare hook) and through the compiled contract;
+  field: the generated check, the exact checker, and through ``enforce`` (wrapped hook minus
+  bare hook); the wrapper alone, on a contract without fields;
 * the same checks written by hand as ``assert`` statements;
 * value mode (``values``, ``range``, ``equals``, ``addresses``, invariants) against hand-written
   value asserts, which synchronise once per check;
-* device synchronisations per call, counted with ``torch.cuda.set_sync_debug_mode("warn")``.
+* device synchronisations per call, counted with ``torch.cuda.set_sync_debug_mode("warn")``,
+  and 200 enforced hook calls in metadata mode under ``set_sync_debug_mode("error")``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ sys.path.insert(0, str(ROOT / "fixtures" / "kv_cache"))
 import torch  # noqa: E402
 from kv_cache_fixture import FixedM3KVCacheManagerV2  # noqa: E402
 
-from hookguard.contracts import load_contracts  # noqa: E402
+from hookguard.contracts import HookContract, load_contracts  # noqa: E402
 from hookguard.runtime import enforce  # noqa: E402
 from hookguard.runtime.checks import CompiledContract  # noqa: E402
+from hookguard.runtime.codegen import generate  # noqa: E402
 
 CUDA = torch.cuda.is_available()
 
@@ -153,11 +156,46 @@ def best(func: Callable[[], Any], repeat: int, rounds: int = 3) -> float:
     return min(timed(func, repeat) for _ in range(rounds))
 
 
+def paired(
+    func: Callable[[], Any], contracts: Any, repeat: int, rounds: int = 7
+) -> tuple[float, float]:
+    """(bare, enforced) µs per call of ``func``, interleaved round by round; the best of each."""
+    bare: list[float] = []
+    wrapped: list[float] = []
+    for _ in range(rounds):
+        bare.append(timed(func, repeat))
+        with enforce(contracts):
+            wrapped.append(timed(func, repeat))
+    return min(bare), min(wrapped)
+
+
+class Plain:
+    """A class whose contract has no fields: what the enforce() wrapper alone costs."""
+
+    def hook(self, n: int) -> None:
+        self.n = n
+
+
+def no_sync_proof(func: Callable[[], Any], calls: int) -> str:
+    """Run ``calls`` calls under set_sync_debug_mode("error"): any synchronisation raises."""
+    if not CUDA:
+        return "n/a (no CUDA)"
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(calls):
+            func()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    return f"0 ({calls} calls under set_sync_debug_mode('error'))"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2000)
     args = parser.parse_args()
     repeat = args.repeat
+    warnings.filterwarnings("ignore", message="Synchronization debug mode")
     contracts = load_contracts(ROOT / "contracts" / "kv_cache_fixture.toml")
     contract = contracts[0]
     FIELDS.update(f.name for f, _ in contract.all_fields())
@@ -168,8 +206,16 @@ def main() -> None:
     cheap = Prebuilt(enable_swa_scratch_reuse=True)
     cap = manager.index_mapper_capacity
     call_args = {"index_mapper_capacity": cap}
+    positional = (cap,)
     assert compiled.check(manager, call_args, values=True) == []
     assert compiled.check(cheap, call_args, values=True) == []
+    base = compiled.matches(type(manager))
+    assert base is not None
+    params = ("index_mapper_capacity",)
+    generated = generate(compiled, type(manager), base, params, {})
+    generated_na = generate(no_addr, type(manager), base, params, {})
+    assert generated is not None and generated_na is not None
+    assert generated.metadata(manager, positional) and generated.full(manager, positional)
 
     def hook() -> None:
         manager._prepare_page_table_tensor(cap)
@@ -179,17 +225,24 @@ def main() -> None:
 
     rows: list[tuple[str, float, str, str]] = []
 
-    def row(name: str, micros: float, per_field: str, sync: int | None) -> None:
+    def row(name: str, micros: float, per_field: str, sync: int | str | None) -> None:
         rows.append((name, micros, per_field, "n/a" if sync is None else str(sync)))
 
     few = max(repeat // 10, 20)
     bare = best(hook, few)
     row("hook itself (_prepare_page_table_tensor, bare)", bare, "", syncs(hook))
-    meta = best(lambda: compiled.check(manager, call_args), repeat)
+    meta = best(lambda: generated.metadata(manager, positional), repeat)
     row(
-        "hookguard metadata check (compiled contract)",
+        "hookguard metadata check (generated for the class)",
         meta,
         f"{meta / n_fields:.2f}",
+        syncs(lambda: generated.metadata(manager, positional)),
+    )
+    exact = best(lambda: compiled.check(manager, call_args), max(repeat // 4, 20))
+    row(
+        "hookguard exact checker (builds the report; runs on failure)",
+        exact,
+        f"{exact / n_fields:.2f}",
         syncs(lambda: compiled.check(manager, call_args)),
     )
     hand = best(lambda: hand_metadata(manager), repeat)
@@ -199,41 +252,60 @@ def main() -> None:
         f"{hand / n_fields:.2f}",
         syncs(lambda: hand_metadata(manager)),
     )
-    cheap_bare = best(cheap_hook, repeat)
+    plain = Plain()
+    empty = HookContract(cls=f"{__name__}.Plain", method="hook", renamed_from=(), fields={})
+
+    def plain_hook() -> None:
+        plain.hook(3)
+
+    plain_bare, plain_wrapped = paired(plain_hook, [empty], repeat * 5)
+    wrapper = plain_wrapped - plain_bare
+    row("enforce() wrapper, contract without fields (wrapped - bare)", wrapper, "", None)
+    cheap_bare, cheap_wrapped = paired(cheap_hook, contracts, repeat)
+    meta = min(meta, best(lambda: generated.metadata(cheap, positional), repeat, rounds=7))
     with enforce(contracts) as enforcer:
         wrapped = best(hook, few)
         hook_syncs = syncs(hook)
-        cheap_wrapped = best(cheap_hook, repeat)
+        proof = no_sync_proof(hook, 200)
         checks = enforcer.checks
     overhead = cheap_wrapped - cheap_bare
+    fixed = overhead - meta
     row("hook under enforce() (metadata)", wrapped, "", hook_syncs)
     row(
         "enforce() overhead per hook call (wrapper + check)",
         overhead,
         f"{overhead / n_fields:.2f}",
-        None,
+        proof,
     )
-    values = best(lambda: compiled.check(manager, call_args, values=True), max(repeat // 4, 20))
+    row("enforce() fixed overhead (overhead - generated check)", fixed, "", None)
+    full = best(lambda: generated.full(manager, positional), max(repeat // 4, 20))
     row(
-        "hookguard value check (batched, with addresses)",
-        values,
+        "hookguard metadata + value checks (generated, fused, with addresses)",
+        full,
         "",
-        syncs(lambda: compiled.check(manager, call_args, values=True)),
+        syncs(lambda: generated.full(manager, positional)),
     )
-    values_na = best(lambda: no_addr.check(manager, call_args, values=True), max(repeat // 4, 20))
+    full_na = best(lambda: generated_na.full(manager, positional), max(repeat // 4, 20))
     row(
-        "hookguard value check (batched, without addresses)",
-        values_na,
+        "hookguard metadata + value checks (generated, fused, without addresses)",
+        full_na,
+        "",
+        syncs(lambda: generated_na.full(manager, positional)),
+    )
+    values_exact = best(
+        lambda: no_addr.check(manager, call_args, values=True), max(repeat // 4, 20)
+    )
+    row(
+        "hookguard exact checker with values (without addresses)",
+        values_exact,
         "",
         syncs(lambda: no_addr.check(manager, call_args, values=True)),
     )
     hand_v = best(lambda: hand_values(manager), max(repeat // 4, 20))
-    row(
-        "hand-written value asserts (no address check)",
-        hand_v,
-        "",
-        syncs(lambda: hand_values(manager)),
-    )
+    hand_v_syncs = syncs(lambda: hand_values(manager))
+    row("hand-written value asserts (no address check)", hand_v, "", hand_v_syncs)
+    hand_all = best(lambda: (hand_metadata(manager), hand_values(manager)), max(repeat // 4, 20))
+    row("hand-written metadata + value asserts", hand_all, "", hand_v_syncs)
     with enforce(contracts, values=True):
         wrapped_v = best(hook, few)
         hook_v_syncs = syncs(hook)
@@ -255,12 +327,25 @@ def main() -> None:
     for name, micros, per_field, sync in rows:
         print(f"| {name} | {micros:.1f} | {per_field} | {sync} |")
     print()
+    values_only = full_na - meta
+    goals = [
+        ("metadata <= 1.5 x hand-written per field", meta / hand, 1.5),
+        ("enforce() fixed overhead < 1 us", fixed, 1.0),
+        ("enforce() wrapper without fields < 1 us", wrapper, 1.0),
+        ("value mode <= 1.0 x hand-written (metadata + values)", full_na / hand_all, 1.0),
+        ("value checks alone <= 1.0 x hand-written values", values_only / hand_v, 1.0),
+    ]
     print(
-        f"summary: metadata overhead {overhead / n_fields:.2f} µs/field under enforce "
-        f"(check alone {meta / n_fields:.2f} µs/field, hand-written {hand / n_fields:.2f}); "
-        f"syncs per hook call: metadata {hook_syncs}, values {hook_v_syncs} "
-        f"(hand-written values: {syncs(lambda: hand_values(manager))})"
+        f"summary: metadata {meta / n_fields:.2f} µs/field generated vs "
+        f"{hand / n_fields:.2f} hand-written ({meta / hand:.2f} x); enforce() fixed overhead "
+        f"{fixed:.2f} µs; wrapper alone {wrapper:.2f} µs; value mode {full_na:.1f} µs vs "
+        f"{hand_all:.1f} hand-written ({full_na / hand_all:.2f} x; values alone "
+        f"{values_only:.1f} vs {hand_v:.1f}, {values_only / hand_v:.2f} x); syncs per hook call: "
+        f"metadata {hook_syncs}, values {hook_v_syncs} (hand-written values: {hand_v_syncs})"
     )
+    for name, value, limit in goals:
+        verdict = "met" if value < limit or (limit == 1.5 and value <= limit) else "NOT met"
+        print(f"goal: {name}: {value:.2f} ({verdict})")
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ class CompiledContract:
                     break
         return out
 
-    def _overridden(self, cls: type, base: type, method: str) -> bool:
+    def overridden(self, cls: type, base: type, method: str) -> bool:
         mro = cls.__mro__
         if base not in mro:
             return False
@@ -154,7 +154,7 @@ class CompiledContract:
         deferred: list[tuple[_Report, tuple[int, ...]]] = []
         for spec in active:
             if spec.spec.consumers and all(
-                self._overridden(cls, base, c) for c in spec.spec.consumers
+                self.overridden(cls, base, c) for c in spec.spec.consumers
             ):
                 continue
             try:

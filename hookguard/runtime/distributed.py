@@ -29,6 +29,7 @@ import torch
 __all__ = [
     "RankInfo",
     "current_cuda_index",
+    "known_cuda_index",
     "local_rank_device",
     "rank_info",
     "record_elastic_error",
@@ -64,6 +65,16 @@ def current_cuda_index() -> int:
     return int(torch.cuda.current_device())
 
 
+def known_cuda_index() -> int | None:
+    """This process's CUDA device where that needs no new CUDA context (for messages)."""
+    local = local_rank_device()
+    if local is not None:
+        return local
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        return int(torch.cuda.current_device())
+    return None
+
+
 @dataclass(frozen=True)
 class RankInfo:
     """Where a violation happened: rank, local rank and world size (``None`` outside a job)."""
@@ -72,14 +83,6 @@ class RankInfo:
     local_rank: int | None
     world_size: int | None
     host: str
-
-    def describe(self) -> str:
-        """``rank 1 of 2 (local rank 1) on host h1`` or ``host h1`` outside a job."""
-        if self.rank is None:
-            return f"host {self.host}"
-        size = f" of {self.world_size}" if self.world_size is not None else ""
-        local = f" (local rank {self.local_rank})" if self.local_rank is not None else ""
-        return f"rank {self.rank}{size}{local} on host {self.host}"
 
 
 def rank_info() -> RankInfo:

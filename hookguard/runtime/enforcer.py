@@ -1,56 +1,36 @@
-"""Instrument hooks so their contracts are checked when the outermost call returns.
+"""Check hook contracts when the outermost call of a hook returns.
 
-:func:`enforce` wraps the hook on the contract's class and every override of it in subclasses:
-those that exist already, those defined later (an ``__init_subclass__`` installed on the
-contract's class) and, when the contract's module is not imported yet, the class itself once it
-is (a ``sys.meta_path`` finder that instruments the module after it executes). A per-thread
-record of the objects whose hook is running makes the check run once, after the outermost
-implementation returns, so a subclass that calls ``super()`` and then adjusts fields is checked
-after its adjustments.
+:class:`Enforcer` wraps each contract's hook (see :mod:`hookguard.runtime.instrument`). A set
+of the objects whose hook is running makes the check run once, after the
+outermost implementation returns, so a subclass that calls ``super()`` and then adjusts fields is
+checked after its adjustments.
+
+The check itself is the contract's generated function for the object's class
+(:mod:`hookguard.runtime.codegen`): straight-line code that says pass or fail. Only when it says
+fail (or for a call it does not cover: keyword arguments, a class with stale overrides) does the
+exact checker run, which builds the report.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import inspect
 import os
-import sys
-import threading
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from types import ModuleType, TracebackType
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hookguard.contracts import HookContract
 from hookguard.runtime.checks import CompiledContract, source_location
+from hookguard.runtime.codegen import Check, generate
+from hookguard.runtime.distributed import rank_info, record_elastic_error
+from hookguard.runtime.instrument import Instrumenter, Target, qualified
 from hookguard.runtime.violations import ContractViolation, ContractWarning, Violation
 
 __all__ = ["Enforcer", "enforce", "runtime_enabled", "verify"]
 
 _WRAPPED = "__hookguard_wrapped__"
-_ABSENT = object()  # the patched class had no attribute of its own
-
-
-def _live_init_subclass(original: Any, had_own: bool) -> tuple[Any, bool]:
-    """Skip the ``__init_subclass__`` hooks of enforcers that were uninstalled."""
-    while isinstance(original, classmethod):
-        owner = getattr(original.__func__, _WRAPPED, None)
-        if owner is None or owner.installed:
-            break
-        original, had_own = getattr(original.__func__, "__hookguard_original__")  # noqa: B009
-    return original, had_own
-
-
-def _live(func: Any) -> Any:
-    """``func`` without the pass-through wrappers of enforcers that were uninstalled."""
-    while True:
-        owner = getattr(func, _WRAPPED, None)
-        if owner is None or owner.installed:
-            return func
-        func = func.__wrapped__
+_UNBUILT: Any = object()
 
 
 def runtime_enabled() -> bool:
@@ -63,111 +43,20 @@ def runtime_enabled() -> bool:
     )
 
 
-def _qualified(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _find_class(path: str) -> type | None:
-    """The class ``module.Qualname`` if its module is imported (tries every split point)."""
-    parts = path.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        module = sys.modules.get(".".join(parts[:cut]))
-        if module is None:
-            continue
-        obj: Any = module
-        for name in parts[cut:]:
-            obj = getattr(obj, name, None)
-            if obj is None:
-                break
-        if isinstance(obj, type) and _qualified(obj) == path:
-            return obj
-    return None
-
-
-def _all_subclasses(cls: type) -> list[type]:
-    out: list[type] = []
-    stack = [cls]
-    seen: set[type] = set()
-    while stack:
-        klass = stack.pop()
-        subs: list[type] = type.__subclasses__(klass)
-        for sub in subs:
-            if sub not in seen:
-                seen.add(sub)
-                out.append(sub)
-                stack.append(sub)
-    return out
-
-
-class _State(threading.local):
-    def __init__(self) -> None:
-        self.running: dict[int, int] = {}
-
-
-class _Target:
-    """One contract, compiled, and the classes instrumented for it."""
+class _Checked(Target):
+    """A target with its compiled contract and the generated check of each class seen."""
 
     def __init__(self, contract: HookContract) -> None:
-        self.contract = contract
+        super().__init__(contract)
         self.compiled = CompiledContract(contract)
-        self.base: type | None = None
-        self.signature: inspect.Signature | None = None
-        #: (positional parameter names after self, defaults) of the contract's hook
-        self.positional: tuple[tuple[str, ...], dict[str, Any]] | None = None
-        self.patched: list[tuple[type, str, Any, Any]] = []  # (cls, name, original, wrapper)
-        #: (base, original, had_own, the classmethod installed)
-        self.init_subclass: tuple[type, Any, bool, Any] | None = None
-        self.state = _State()
+        #: ids of the objects whose hook is running. One set for all threads: a hook running on
+        #: the same object in two threads at once is checked when the first call returns.
+        self.running: set[int] = set()
+        #: class -> generated check (None: the exact checker runs every time)
+        self.fast: dict[type, Check | None] = {}
 
 
-class _ImportWatcher(importlib.abc.MetaPathFinder):
-    """Instruments a contract's class when the module that defines it gets imported."""
-
-    def __init__(self, enforcer: Enforcer, modules: Iterable[str]) -> None:
-        self.enforcer = enforcer
-        self.modules = set(modules)
-        self._busy = threading.local()
-
-    def find_spec(
-        self,
-        fullname: str,
-        path: Sequence[str] | None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.modules or getattr(self._busy, "name", None) == fullname:
-            return None
-        self._busy.name = fullname
-        try:
-            spec = importlib.util.find_spec(fullname)
-        except (ImportError, ValueError):
-            return None
-        finally:
-            self._busy.name = None
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        spec.loader = _WatchingLoader(spec.loader, self.enforcer)
-        return spec
-
-
-class _WatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, enforcer: Enforcer) -> None:
-        self._loader = loader
-        self._enforcer = enforcer
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        create = getattr(self._loader, "create_module", None)
-        return create(spec) if create is not None else None
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._loader.exec_module(module)
-        if self._enforcer.installed:
-            self._enforcer.attach()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-
-class Enforcer:
+class Enforcer(Instrumenter):
     """Checks hook contracts at runtime; a context manager and an install/uninstall pair.
 
     ``mode="raise"`` raises :class:`ContractViolation` from the hook call; ``mode="warn"``
@@ -175,6 +64,10 @@ class Enforcer:
     (``values``, ``range``, ``equals``, ``addresses``, invariants): one device-to-host transfer
     per hook call. Every violation found is also kept in :attr:`history`; ``on_violation`` is
     called with each :class:`ContractViolation` before it is raised or warned.
+
+    Under torchelastic (``TORCHELASTIC_ERROR_FILE`` set), a violation raised in ``raise`` mode is
+    also written to this worker's error file, as torch's ``@record`` writes an uncaught
+    exception, so the launcher's failure summary names it as the root cause.
     """
 
     def __init__(
@@ -187,172 +80,47 @@ class Enforcer:
     ) -> None:
         if mode not in ("raise", "warn"):
             raise ValueError(f"mode must be 'raise' or 'warn', not {mode!r}")
-        self.contracts = list(contracts)
         self.mode = mode
         self.values = values
         self.on_violation = on_violation
         self.history: list[ContractViolation] = []
         #: Contract checks run so far (one per outermost hook call).
         self.checks = 0
-        self.installed = False
-        self.enabled = runtime_enabled()
-        self._targets = [_Target(c) for c in self.contracts] if self.enabled else []
-        self._watcher: _ImportWatcher | None = None
-        self._lock = threading.RLock()
+        super().__init__(contracts, enabled=runtime_enabled())
 
-    # -- install / uninstall ---------------------------------------------------------------
+    def _target(self, contract: HookContract) -> Target:
+        return _Checked(contract)
 
-    def install(self) -> Enforcer:
-        """Instrument every contract's class and its subclasses (no-op with HOOKGUARD_RUNTIME=0)."""
-        if self.installed or not self.enabled:
-            return self
-        self.installed = True
-        self.attach()
-        pending = [t.contract for t in self._targets if t.base is None]
-        if pending:
-            modules: set[str] = set()
-            for contract in pending:
-                parts = contract.cls.split(".")
-                modules.update(".".join(parts[:cut]) for cut in range(1, len(parts)))
-            self._watcher = _ImportWatcher(self, modules)
-            sys.meta_path.insert(0, self._watcher)
-        return self
-
-    def uninstall(self) -> None:
-        """Restore every patched method and ``__init_subclass__``."""
-        if not self.installed:
-            return
-        self.installed = False
-        if self._watcher is not None:
-            if self._watcher in sys.meta_path:
-                sys.meta_path.remove(self._watcher)
-            self._watcher = None
-        with self._lock:
-            for target in self._targets:
-                for cls, name, original, wrapper in reversed(target.patched):
-                    if cls.__dict__.get(name) is not wrapper:
-                        continue  # someone wrapped on top of us: ours passes calls through
-                    if original is _ABSENT:
-                        delattr(cls, name)
-                    else:
-                        setattr(cls, name, _live(original))
-                target.patched.clear()
-                if target.init_subclass is not None:
-                    base, original, had_own, ours = target.init_subclass
-                    if base.__dict__.get("__init_subclass__") is ours:
-                        original, had_own = _live_init_subclass(original, had_own)
-                        if had_own:
-                            setattr(base, "__init_subclass__", original)  # noqa: B010
-                        else:
-                            delattr(base, "__init_subclass__")
-                    target.init_subclass = None
-                target.base = None
-
-    def __enter__(self) -> Enforcer:
-        return self.install()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.uninstall()
-
-    # -- instrumentation -------------------------------------------------------------------
-
-    def attach(self) -> None:
-        """Instrument contract classes that are importable now (called again after imports)."""
-        with self._lock:
-            for target in self._targets:
-                if target.base is not None:
-                    continue
-                base = _find_class(target.contract.cls)
-                if base is None:
-                    continue
-                target.base = base
-                hook = getattr(base, target.contract.method, None)
-                if hook is not None:
-                    try:
-                        target.signature = inspect.signature(hook)
-                        target.positional = _positional(target.signature)
-                    except (TypeError, ValueError):
-                        target.signature = None
-                self._instrument(target, base)
-                for sub in _all_subclasses(base):
-                    self._instrument(target, sub)
-                self._hook_subclasses(target, base)
-            if self._watcher is not None and all(t.base is not None for t in self._targets):
-                if self._watcher in sys.meta_path:
-                    sys.meta_path.remove(self._watcher)
-                self._watcher = None
-
-    def _hook_subclasses(self, target: _Target, base: type) -> None:
-        had_own = "__init_subclass__" in base.__dict__
-        original = base.__dict__.get("__init_subclass__")
+    def _wrap(self, target: _Checked, func: Callable[..., Any]) -> Callable[..., Any]:
         enforcer = self
-
-        def __init_subclass__(cls: Any, /, **kwargs: Any) -> None:
-            if original is not None:
-                func = original.__func__ if isinstance(original, classmethod) else original
-                func(cls, **kwargs)
-            else:
-                super(base, cls).__init_subclass__(**kwargs)  # type: ignore[arg-type]
-            if enforcer.installed:
-                enforcer._instrument(target, cls)
-
-        setattr(__init_subclass__, _WRAPPED, self)
-        __init_subclass__.__hookguard_original__ = (original, had_own)  # type: ignore[attr-defined]
-        ours = classmethod(__init_subclass__)
-        setattr(base, "__init_subclass__", ours)  # noqa: B010
-        target.init_subclass = (base, original, had_own, ours)
-
-    def _instrument(self, target: _Target, cls: type) -> None:
-        method = target.contract.method
-        func = cls.__dict__.get(method)
-        original: Any = func
-        if func is None and cls is target.base:
-            # the contract's class inherits the hook: wrap it there, so calls on it are checked
-            func = getattr(cls, method, None)
-            original = _ABSENT
-        if func is None or not inspect.isfunction(func) or getattr(func, _WRAPPED, None) is self:
-            return
-        wrapper = self._wrap(target, func)
-        setattr(cls, method, wrapper)
-        target.patched.append((cls, method, original, wrapper))
-
-    def _wrap(self, target: _Target, func: Callable[..., Any]) -> Callable[..., Any]:
-        enforcer = self
-        state = target.state
+        objects = target.running
+        fast = target.fast
+        unbuilt = _UNBUILT
+        after_call = self._after_call
+        after_failure = self._after_failure
 
         @functools.wraps(func)
         def hook(obj: Any, *args: Any, **kwargs: Any) -> Any:
             if not enforcer.installed:
                 return func(obj, *args, **kwargs)
-            running = state.running
             key = id(obj)
-            depth = running.get(key, 0)
-            running[key] = depth + 1
+            if key in objects:  # an inner call (super()): the outermost one checks
+                return func(obj, *args, **kwargs)
+            objects.add(key)
             try:
                 result = func(obj, *args, **kwargs)
             except Exception as exc:
-                if not depth:
-                    del running[key]
-                    enforcer._after_failure(target, func, obj, exc)
-                else:
-                    running[key] = depth
+                objects.discard(key)
+                after_failure(target, func, obj, exc)
                 raise
             except BaseException:
-                if depth:
-                    running[key] = depth
-                else:
-                    del running[key]
+                objects.discard(key)
                 raise
-            if depth:
-                running[key] = depth
-            else:
-                del running[key]
-                enforcer._after_call(target, func, obj, args, kwargs)
+            objects.discard(key)
+            enforcer.checks += 1
+            check = fast.get(obj.__class__, unbuilt)
+            if check is unbuilt or check is None or kwargs or not check(obj, args):
+                after_call(target, func, obj, args, kwargs)
             return result
 
         setattr(hook, _WRAPPED, self)
@@ -360,41 +128,55 @@ class Enforcer:
 
     # -- checking --------------------------------------------------------------------------
 
+    def _generated(self, target: _Checked, cls: type) -> Check | None:
+        """Generate (once per class) the contract's check for objects of ``cls``."""
+        params: tuple[str, ...] | None = None
+        defaults: dict[str, Any] = {}
+        if target.positional is not None:
+            params, defaults = target.positional
+        generated = generate(target.compiled, cls, target.base or cls, params, defaults)
+        check = None
+        if generated is not None:
+            check = generated.full if self.values else generated.metadata
+        target.fast[cls] = check
+        return check
+
     def _after_call(
         self,
-        target: _Target,
+        target: _Checked,
         func: Callable[..., Any],
         obj: Any,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> None:
-        self.checks += 1
+        """The exact check: on a generated check's failure, or where none applies."""
+        if obj.__class__ not in target.fast:
+            check = self._generated(target, obj.__class__)
+            if check is not None and not kwargs and check(obj, args):
+                return
         bound: dict[str, Any] = {}
         fast = target.positional
         if not kwargs and fast is not None and len(args) <= len(fast[0]):
-            # the common case: positional arguments only (no inspect.Signature.bind)
+            # positional arguments only (no inspect.Signature.bind)
             names, defaults = fast
             bound = dict(defaults)
             bound.update(zip(names, args, strict=False))
-            violations = target.compiled.check(obj, bound, values=self.values, base=target.base)
-            if violations:
-                self._report(target, type(obj), source_location(func), violations)
-            return
-        for sig in (target.signature, _signature(func)):
-            if sig is None:
-                continue
-            try:
-                bound = dict(sig.bind(obj, *args, **kwargs).arguments)
-                break
-            except TypeError:
-                continue
-        bound.pop(next(iter(bound), ""), None)  # self
+        else:
+            for sig in (target.signature, _signature(func)):
+                if sig is None:
+                    continue
+                try:
+                    bound = dict(sig.bind(obj, *args, **kwargs).arguments)
+                    break
+                except TypeError:
+                    continue
+            bound.pop(next(iter(bound), ""), None)  # self
         violations = target.compiled.check(obj, bound, values=self.values, base=target.base)
         if violations:
             self._report(target, type(obj), source_location(func), violations)
 
     def _after_failure(
-        self, target: _Target, func: Callable[..., Any], obj: Any, exc: Exception
+        self, target: _Checked, func: Callable[..., Any], obj: Any, exc: Exception
     ) -> None:
         """The hook raised: if a stale override explains it, report that (chained)."""
         if isinstance(exc, ContractViolation):
@@ -411,34 +193,34 @@ class Enforcer:
 
     def _report(
         self,
-        target: _Target,
+        target: _Checked,
         cls: type,
         implementation: str,
         violations: list[Violation],
         cause: BaseException | None = None,
     ) -> None:
+        info = rank_info()
         error = ContractViolation(
-            _qualified(cls),
+            qualified(cls),
             target.contract.method,
             violations,
             implementation=implementation,
             contract=target.contract.location,
+            rank=info.rank,
+            local_rank=info.local_rank,
+            world_size=info.world_size,
+            host=info.host,
         )
         self.history.append(error)
         if self.on_violation is not None:
             self.on_violation(error)
         if self.mode == "raise":
-            raise error from cause
+            try:
+                raise error from cause
+            except ContractViolation:
+                record_elastic_error(error)
+                raise
         warnings.warn(ContractWarning(str(error)), stacklevel=4)
-
-
-def _positional(sig: inspect.Signature) -> tuple[tuple[str, ...], dict[str, Any]] | None:
-    params = list(sig.parameters.values())[1:]  # after self
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    if any(p.kind not in kinds for p in params):
-        return None
-    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-    return tuple(p.name for p in params), defaults
 
 
 @functools.lru_cache(maxsize=512)

@@ -15,7 +15,7 @@ import torch
 
 from hookguard.contracts import Dim, FieldSpec
 from hookguard.runtime.describe import cuda_available
-from hookguard.runtime.distributed import current_cuda_index
+from hookguard.runtime.distributed import current_cuda_index, known_cuda_index
 from hookguard.runtime.expr import Expression
 
 __all__ = [
@@ -62,7 +62,8 @@ class DeviceRule:
     def expected(self) -> str:
         """``cpu``, ``cuda:1`` or, for this process's device, ``cuda:1 (current)``."""
         if self.current:
-            return f"cuda:{current_cuda_index()} (current)"
+            index = known_cuda_index()
+            return f"cuda:{index} (current)" if index is not None else self.label
         return self.label
 
 

@@ -8,7 +8,14 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "ContractViolation", "ContractWarning", "Violation", "format_report"]
+__all__ = [
+    "KINDS",
+    "ContractViolation",
+    "ContractWarning",
+    "Violation",
+    "describe_process",
+    "format_report",
+]
 
 #: Every ``Violation.kind``.
 KINDS = (
@@ -66,13 +73,28 @@ class ContractWarning(UserWarning):
     """Issued instead of raising when enforcement runs with ``mode="warn"``."""
 
 
-def _header(cls_name: str, hook: str, implementation: str, contract: str) -> list[str]:
+def _header(
+    cls_name: str, hook: str, implementation: str, contract: str, process: str
+) -> list[str]:
     lines = [f"hook contract violated: {cls_name}.{hook}"]
     if implementation:
         lines.append(f"  implementation that ran: {implementation}")
     if contract:
         lines.append(f"  contract: {contract}")
+    if process:
+        lines.append(f"  process: {process}")
     return lines
+
+
+def describe_process(
+    rank: int | None, local_rank: int | None, world_size: int | None, host: str
+) -> str:
+    """``rank 1 of 2 (local rank 1), host h1``; empty outside a multi-process job."""
+    if rank is None:
+        return ""
+    size = f" of {world_size}" if world_size is not None else ""
+    local = f" (local rank {local_rank})" if local_rank is not None else ""
+    return f"rank {rank}{size}{local}" + (f", host {host}" if host else "")
 
 
 def format_report(
@@ -82,9 +104,10 @@ def format_report(
     *,
     implementation: str = "",
     contract: str = "",
+    process: str = "",
 ) -> str:
     """The plain-text report: class, hook, the implementation that ran and every failure."""
-    lines = _header(cls_name, hook, implementation, contract)
+    lines = _header(cls_name, hook, implementation, contract, process)
     lines.append(f"  {len(violations)} problem{'s' if len(violations) != 1 else ''}:")
     lines.extend(f"    - {v.summary()}" for v in violations)
     return "\n".join(lines)
@@ -105,6 +128,7 @@ def _rich_report(
     violations: Sequence[Violation],
     implementation: str,
     contract: str,
+    process: str = "",
 ) -> str | None:
     try:
         from rich.console import Console
@@ -134,6 +158,8 @@ def _rich_report(
         console.print(f"  implementation that ran: [cyan]{implementation}[/]", markup=True)
     if contract:
         console.print(f"  contract: [cyan]{contract}[/]", markup=True)
+    if process:
+        console.print(f"  process: [cyan]{process}[/]", markup=True)
     console.print(table)
     return buffer.getvalue().rstrip()
 
@@ -144,6 +170,8 @@ class ContractViolation(AssertionError):
     ``violations`` holds one :class:`Violation` per failing property; ``str(exc)`` is a report
     naming the class, the hook, the implementation that actually ran (``file:line``) and every
     failing field with expected vs actual metadata (rich-rendered when stderr is a terminal).
+    In a multi-process job (``RANK`` set, or an initialised process group) it also carries the
+    process that found it: ``rank``, ``local_rank``, ``world_size`` and ``host`` (always set).
     """
 
     def __init__(
@@ -155,24 +183,47 @@ class ContractViolation(AssertionError):
         implementation: str = "",
         contract: str = "",
         rich: bool | None = None,
+        rank: int | None = None,
+        local_rank: int | None = None,
+        world_size: int | None = None,
+        host: str = "",
     ) -> None:
         self.cls_name = cls_name
         self.hook = hook
         self.violations: tuple[Violation, ...] = tuple(violations)
         self.implementation = implementation
         self.contract = contract
+        self.rank = rank
+        self.local_rank = local_rank
+        self.world_size = world_size
+        self.host = host
+        process = describe_process(rank, local_rank, world_size, host)
         self.plain = format_report(
-            cls_name, hook, self.violations, implementation=implementation, contract=contract
+            cls_name,
+            hook,
+            self.violations,
+            implementation=implementation,
+            contract=contract,
+            process=process,
         )
         message = None
         if rich if rich is not None else _use_rich():
-            message = _rich_report(cls_name, hook, self.violations, implementation, contract)
+            message = _rich_report(
+                cls_name, hook, self.violations, implementation, contract, process
+            )
         super().__init__(message or self.plain)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (
             _rebuild,
-            (self.cls_name, self.hook, self.violations, self.implementation, self.contract),
+            (
+                self.cls_name,
+                self.hook,
+                self.violations,
+                self.implementation,
+                self.contract,
+                (self.rank, self.local_rank, self.world_size, self.host),
+            ),
         )
 
 
@@ -182,7 +233,18 @@ def _rebuild(
     violations: tuple[Violation, ...],
     implementation: str,
     contract: str,
+    process: tuple[int | None, int | None, int | None, str] = (None, None, None, ""),
 ) -> ContractViolation:
+    rank, local_rank, world_size, host = process
     return ContractViolation(
-        cls_name, hook, violations, implementation=implementation, contract=contract, rich=False
+        cls_name,
+        hook,
+        violations,
+        implementation=implementation,
+        contract=contract,
+        rich=False,
+        rank=rank,
+        local_rank=local_rank,
+        world_size=world_size,
+        host=host,
     )
