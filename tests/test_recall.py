@@ -117,3 +117,33 @@ def test_calls_on_members_of_unknown_class_are_not_bound(tmp_path: Path) -> None
                             "        return self.worker.forward_batch(batch, proxy=[])\n",
     })
     assert not [f for f in findings(root).values() if f.code == "HG002"]
+
+
+def test_each_copy_of_a_package_resolves_within_itself(tmp_path: Path) -> None:
+    copy = {
+        "tgi/__init__.py": "",
+        "tgi/models/__init__.py": "",
+        "tgi/models/batch.py": "class Batch:\n"
+                               "    def prepare(self):\n        return self\n\n"
+                               "    def run(self):\n        return self.prepare()\n",
+        "tgi/models/vlm.py": "from tgi.models.batch import Batch\n\n\n"
+                             "class VlmBatch(Batch):\n"
+                             "    def prepare(self):\n"
+                             "        return super().prepare()\n",
+    }
+    gaudi = {f"backends/gaudi/server/{k}": v.replace("def prepare(self)",
+                                                     "def prepare(self, cache, slots)")
+             for k, v in copy.items() if k.endswith("batch.py") or k.endswith("__init__.py")}
+    root = write_tree(tmp_path / "repo", {
+        **{f"server/{k}": v for k, v in copy.items()},
+        **gaudi,
+        "backends/gaudi/server/tgi/models/vlm.py": "from tgi.models.batch import Batch\n\n\n"
+                                                   "class VlmBatch(Batch):\n"
+                                                   "    def prepare(self):\n"
+                                                   "        return super().prepare()\n",
+    })
+    found = findings(root)
+    # server/'s copy fits its own Batch; the Gaudi copy's VlmBatch really drops two arguments.
+    assert "HG002 tgi.models.vlm.VlmBatch.prepare" not in found
+    gaudi_key = "HG002 backends.gaudi.server.tgi.models.vlm.VlmBatch.prepare"
+    assert gaudi_key in errors(found), found

@@ -6,7 +6,7 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
@@ -80,7 +80,8 @@ class Project:
     @classmethod
     def build(cls, records: Iterable[FileRecord]) -> Project:
         project = cls(files={})
-        for record in sorted(_namespace_names(records), key=lambda r: r.path):
+        named = _separate_copies(_namespace_names(records))
+        for record in sorted(named, key=lambda r: r.path):
             project.files[record.path] = record
             if record.error is not None:
                 project.errors.append(ModelError(record.path, record.error_line, record.error))
@@ -324,19 +325,56 @@ def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
     return renamed
 
 
-def _prefixed(record: FileRecord, prefix: str) -> FileRecord:
-    top = record.module.split(".")[0]
+def _prefixed(record: FileRecord, prefix: str, tops: Collection[str] = ()) -> FileRecord:
+    """``record`` with ``prefix`` before its module name (when its top package is in ``tops``,
+    or always when ``tops`` is empty) and before its imports of ``tops`` (default: its own)."""
+    own = record.module.split(".")[0]
+    renamed = tops or {own}
 
     def moved(target: str) -> str:
-        return f"{prefix}.{target}" if target.split(".")[0] == top else target
+        return f"{prefix}.{target}" if target.split(".")[0] in renamed else target
 
     return replace(
         record,
-        module=f"{prefix}.{record.module}",
+        module=f"{prefix}.{record.module}" if own in renamed else record.module,
         imports={k: moved(v) for k, v in record.imports.items()},
         star_imports=tuple(moved(t) for t in record.star_imports),
         aliases={k: moved(v) for k, v in record.aliases.items()},
     )
+
+
+def _separate_copies(records: list[FileRecord]) -> list[FileRecord]:
+    """Give each extra copy of a top-level package or module its own module names.
+
+    A checkout can hold one package twice (``server/tgi`` and ``backends/gaudi/server/tgi``), or
+    scripts beside their own ``utils.py`` in several folders. Under one name, the second copy's
+    classes would vanish and its subclasses would bind to the first copy's bases. The copy
+    nearest the checkout's root keeps the name; every other copy is named from its directory
+    (``backends.gaudi.server.tgi.models``), and the files beside it import it under that name,
+    so each copy resolves within its own folder, as Python would with that folder on its path.
+    """
+    homes: dict[str, set[str]] = {}  # top package -> directories holding a copy of it
+    for record in records:
+        if record.error is None and record.module:
+            homes.setdefault(record.module.split(".")[0], set()).add(
+                _top_directory(record) or "")
+    moved: dict[str, set[str]] = {}  # directory -> the top packages renamed there
+    for top, directories in homes.items():
+        if len(directories) > 1:
+            for directory in sorted(directories, key=lambda d: (d.count("/"), d))[1:]:
+                moved.setdefault(directory, set()).add(top)
+    if not moved:
+        return records
+    named: list[FileRecord] = []
+    for record in records:
+        home = (_top_directory(record) or "") if record.module else None
+        tops = moved.get(home) if home is not None else None
+        if not tops or home is None:
+            named.append(record)
+            continue
+        prefix = ".".join(p if p.isidentifier() else "_" for p in home.split("/"))
+        named.append(_prefixed(record, prefix, tops))
+    return named
 
 
 def _top_directory(record: FileRecord) -> str | None:
