@@ -57,11 +57,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
     add_common(check)
 
-    hooks = commands.add_parser("hooks", help="map a base class's hooks across its subclasses")
-    hooks.add_argument("cls", metavar="CLASS", help="package.module.Class (or a unique suffix)")
-    hooks.add_argument("path", nargs="?", type=Path, default=Path("."))
-    hooks.add_argument("--format", choices=("auto", "rich", "json"), default="auto")
-    hooks.add_argument("--no-cache", action="store_true")
+    hooks = commands.add_parser(
+        "hooks", help="map a base class's hooks across its subclasses",
+        description="For each hook of CLASS: how many subclasses override it, call super(), "
+                    "keep a dead override of its old name (stale), cannot accept its calls "
+                    "(drifted) or skip the state it sets (bypass); then each subclass with the "
+                    "hooks it overrides.")
+    hooks.add_argument("cls", metavar="CLASS",
+                       help="package.module.Class, a unique suffix (Class), or a public name "
+                            "a package re-exports (package.Class)")
+    hooks.add_argument("path", nargs="?", type=Path, default=Path("."),
+                       help="a path inside the checkout (default: the current directory)")
+    hooks.add_argument("--format", choices=("auto", "rich", "plain", "json"), default="auto",
+                       help="output format (auto: rich on a terminal, plain otherwise)")
+    hooks.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
 
     contracts = commands.add_parser("contracts", help="work with contract files")
     contracts_sub = contracts.add_subparsers(dest="contracts_command", metavar="ACTION")

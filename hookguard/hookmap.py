@@ -15,6 +15,8 @@ WITH_SUPER = "overridden+super"
 STALE = "stale"
 DRIFTED = "drifted"
 BYPASS = "bypass"
+STATUSES = (INHERITED, OVERRIDDEN, WITH_SUPER, STALE, DRIFTED, BYPASS)
+PROBLEMS = frozenset({STALE, DRIFTED, BYPASS})
 
 
 @dataclass
@@ -24,6 +26,37 @@ class HookMap:
     subclasses: list[ClassInfo]
     cells: dict[str, dict[str, str]]  # hook -> subclass fq -> status
     notes: dict[str, dict[str, str]]  # hook -> subclass fq -> detail
+
+    def overrides(self, sub: ClassInfo) -> list[tuple[str, str, str]]:
+        """``(hook, status, detail)`` for each hook ``sub`` does not simply inherit."""
+        return [
+            (hook, self.cells[hook][sub.fq], self.notes[hook].get(sub.fq, ""))
+            for hook in self.hooks
+            if self.cells[hook][sub.fq] != INHERITED
+        ]
+
+    def counts(self, hook: str) -> dict[str, int]:
+        """How many subclasses have each status for ``hook``."""
+        counts = dict.fromkeys(STATUSES, 0)
+        for status in self.cells[hook].values():
+            counts[status] = counts.get(status, 0) + 1
+        return counts
+
+    def groups(self) -> tuple[list[ClassInfo], list[ClassInfo], list[ClassInfo]]:
+        """The subclasses with a problem (stale, drifted, bypass), those that override hooks
+        without one, and those that inherit every hook."""
+        problems: list[ClassInfo] = []
+        overriding: list[ClassInfo] = []
+        inheriting: list[ClassInfo] = []
+        for sub in self.subclasses:
+            statuses = {status for _, status, _ in self.overrides(sub)}
+            if statuses & PROBLEMS:
+                problems.append(sub)
+            elif statuses:
+                overriding.append(sub)
+            else:
+                inheriting.append(sub)
+        return problems, overriding, inheriting
 
     def to_json(self) -> dict[str, Any]:
         return {
