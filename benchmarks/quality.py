@@ -29,6 +29,7 @@ benchmark, not part of the package: it never imports hookguard, it runs it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -54,8 +55,6 @@ CORPUS = ROOT / "benchmarks" / "quality" / "corpus.toml"
 INCIDENTS = ROOT / "benchmarks" / "quality" / "incidents.toml"
 LEDGER = ROOT / "docs" / "validation.md"
 CLONES = Path("/tmp/corpus")
-LEDGER_HEADING = "triage ledger"
-LEDGER_COLUMNS = ("repo", "rule", "path", "symbol", "verdict", "reason")
 # Input problems that concern the model (a base, an MRO), not whether a file was analysed.
 MODEL_PROBLEMS = ("cannot resolve base class", "cyclic inheritance",
                   "inconsistent method resolution order")
@@ -200,21 +199,40 @@ def _cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|").strip("`").strip() for c in cells]
 
 
-def parse_ledger(text: str, source: str = "docs/validation.md") -> tuple[list[Verdict], list[str]]:
-    """The ledger's rows, and one line per row that cannot be read.
+@dataclass(frozen=True)
+class Table:
+    """A judged table in docs/validation.md: its heading, its verdict column and words."""
 
-    Rows are read from every table with the ledger's columns inside the section whose heading
-    contains "Triage ledger" (sub-headings included), so the ledger can be split by repository.
+    heading: str
+    verdict: str
+    yes: str
+    no: str
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return ("repo", "rule", "path", "symbol", self.verdict, "reason")
+
+
+LEDGER_TABLE = Table("triage ledger", "verdict", "true", "false")
+WARNING_TABLE = Table("warning sample", "worth", "yes", "no")
+
+
+def parse_ledger(text: str, source: str = "docs/validation.md",
+                 table: Table = LEDGER_TABLE) -> tuple[list[Verdict], list[str]]:
+    """The rows of a judged table, and one line per row that cannot be read.
+
+    Rows are read from every table with the right columns inside the section whose heading
+    contains ``table.heading`` (sub-headings included), so a table can be split by repository.
     """
     verdicts: list[Verdict] = []
     problems: list[str] = []
-    level = 0  # heading level of the ledger section; 0: outside it
+    level = 0  # heading level of the section; 0: outside it
     columns: list[str] | None = None
     for number, line in enumerate(text.splitlines(), 1):
         heading = _HEADING.match(line)
         if heading:
             depth = len(heading.group(1))
-            if LEDGER_HEADING in heading.group(2).lower():
+            if table.heading in heading.group(2).lower():
                 level = depth
             elif level and depth <= level:
                 level = 0
@@ -227,20 +245,21 @@ def parse_ledger(text: str, source: str = "docs/validation.md") -> tuple[list[Ve
         if columns is None:
             columns = [c.lower() for c in cells]
             continue
-        if tuple(columns) != LEDGER_COLUMNS or all(set(c) <= set("-: ") for c in cells):
+        if tuple(columns) != table.columns or all(set(c) <= set("-: ") for c in cells):
             continue
-        if len(cells) != len(LEDGER_COLUMNS):
-            problems.append(f"{source}:{number}: expected {len(LEDGER_COLUMNS)} cells, "
+        if len(cells) != len(table.columns):
+            problems.append(f"{source}:{number}: expected {len(table.columns)} cells, "
                             f"found {len(cells)}")
             continue
         repo, rule, path, symbol, verdict, reason = cells
-        if verdict.lower() not in ("true", "false"):
-            problems.append(f"{source}:{number}: verdict must be true or false, not {verdict!r}")
+        if verdict.lower() not in (table.yes, table.no):
+            problems.append(f"{source}:{number}: {table.verdict} must be {table.yes} or "
+                            f"{table.no}, not {verdict!r}")
             continue
         if not reason:
             problems.append(f"{source}:{number}: a verdict needs a reason")
             continue
-        verdicts.append(Verdict(repo, rule, path, symbol, verdict.lower() == "true", reason,
+        verdicts.append(Verdict(repo, rule, path, symbol, verdict.lower() == table.yes, reason,
                                 number))
     return verdicts, problems
 
@@ -331,6 +350,59 @@ def score_precision(reports: dict[Repo, list[Finding]], ledger: Sequence[Verdict
     return result
 
 
+@dataclass
+class WarningSample:
+    """The judged sample of warnings: the rows still reported as warnings, and the rest."""
+
+    judged: list[tuple[Repo, Finding, Verdict]] = field(default_factory=list)
+    vanished: list[Verdict] = field(default_factory=list)
+
+    @property
+    def worth(self) -> int:
+        return sum(v.true for _, _, v in self.judged)
+
+    @property
+    def share(self) -> float | None:
+        return self.worth / len(self.judged) if self.judged else None
+
+
+def score_warnings(reports: dict[Repo, list[Finding]], rows: Sequence[Verdict]) -> WarningSample:
+    """Match each sampled row of an audited repository to a warning still reported."""
+    sample = WarningSample()
+    for row in rows:
+        repo = next((r for r in reports if _same_repo(row.repo, r)), None)
+        if repo is None:
+            continue
+        found = next((f for f in reports[repo] if f.severity == "warning" and matches(f, row)),
+                     None)
+        if found is None:
+            sample.vanished.append(row)
+        else:
+            sample.judged.append((repo, found, row))
+    return sample
+
+
+def pick_warnings(reports: dict[Repo, list[Finding]], count: int,
+                  rows: Sequence[Verdict]) -> list[tuple[Repo, Finding]]:
+    """``count`` warnings not yet in the sample, spread over the repositories in turn, each
+    repository's in a fixed pseudo-random order (a hash of what identifies the finding)."""
+    def key(repo: Repo, f: Finding) -> str:
+        text = f"{repo.name} {f.code} {f.path} {f.qualname} {f.hook}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    queues = []
+    for repo in sorted(reports, key=lambda r: r.name.lower()):
+        fresh = [f for f in reports[repo] if f.severity == "warning" and not any(
+            _same_repo(v.repo, repo) and matches(f, v) for v in rows)]
+        queues.append([(repo, f) for f in sorted(fresh, key=lambda f: key(repo, f))])
+    picked: list[tuple[Repo, Finding]] = []
+    while len(picked) < count and any(queues):
+        for queue in queues:
+            if queue and len(picked) < count:
+                picked.append(queue.pop(0))
+    return picked
+
+
 @dataclass(frozen=True)
 class IncidentResult:
     incident: Incident
@@ -391,6 +463,12 @@ def not_analysed(errors: Iterable[dict[str, Any]]) -> dict[str, str]:
     return skipped
 
 
+def _package_commit(revision: str) -> str:
+    """The last commit at ``revision`` that changed the package: what a run measures."""
+    return _git(ROOT, "log", "-1", "--format=%h", "--abbrev=12", revision, "--",
+                "hookguard").strip()
+
+
 class Hookguard:
     """How to run hookguard: the working tree's, or a committed revision's package."""
 
@@ -402,10 +480,9 @@ class Hookguard:
             exe = ROOT / ".venv" / "bin" / "hookguard"
             self.command = [str(exe) if exe.exists() else "hookguard"]
             dirty = _git(ROOT, "status", "--porcelain", "--", "hookguard").strip()
-            self.version = _git(ROOT, "rev-parse", "--short=12", "HEAD").strip() + (
-                " + uncommitted changes" if dirty else "")
+            self.version = _package_commit("HEAD") + (" + uncommitted changes" if dirty else "")
         else:
-            self.version = _git(ROOT, "rev-parse", "--short=12", at).strip()
+            self.version = _package_commit(at)
             export = Path(tempfile.mkdtemp(prefix=f"hookguard-{self.version}-"))
             archive = subprocess.run(["git", "archive", at, "hookguard"], cwd=ROOT,
                                      capture_output=True, check=True).stdout
@@ -543,6 +620,31 @@ def print_precision(p: Precision) -> None:
             print(f"- {LEDGER.name}:{v.line}: {v.repo} {v.rule} {v.path} {v.symbol}")
 
 
+def print_warnings(sample: WarningSample, picked: Sequence[tuple[Repo, Finding]]) -> None:
+    repos = len({r.name for r, _, _ in sample.judged})
+    print(f"{sample.worth} of {len(sample.judged)} sampled warnings ({repos} repositories) are "
+          f"worth a maintainer's time ({_pct(sample.share)}).\n")
+    by_rule: dict[str, list[bool]] = {}
+    for _, f, v in sample.judged:
+        by_rule.setdefault(f.code, []).append(v.true)
+    if by_rule:
+        print(_table(("rule", "sampled", "worth it", "share"), [
+            [rule, len(ws), sum(ws), _pct(sum(ws) / len(ws))]
+            for rule, ws in sorted(by_rule.items())]))
+    if sample.vanished:
+        print(f"\n{len(sample.vanished)} sampled rows are no longer reported as warnings "
+              "(gone, or now errors):\n")
+        for v in sample.vanished:
+            print(f"- {LEDGER.name}:{v.line}: {v.repo} {v.rule} {v.path} {v.symbol}")
+    if picked:
+        print(f"\n{len(picked)} more warnings to judge:\n")
+        for repo, f in picked:
+            print(f"- {repo.short} {f.code} {f.path}:{f.line} `{f.qualname}`: {f.message[:240]}")
+        print("\nRows to fill in:\n")
+        for repo, f in picked:
+            print(f"| {repo.short} | {f.code} | {f.path} | {f.qualname} |  |  |")
+
+
 def print_recall(results: Sequence[IncidentResult], traps: Sequence[tuple[Trap, list[Finding]]],
                  failures: Sequence[str]) -> None:
     caught = sum(r.caught for r in results)
@@ -598,6 +700,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--incidents", type=Path, default=INCIDENTS)
     parser.add_argument("--ledger", type=Path, default=LEDGER)
+    parser.add_argument("--sample-warnings", type=int, default=0, metavar="N",
+                        help="print N more warnings, not yet judged, to add to the sample")
     args = parser.parse_args(argv)
     if args.reuse and not args.raw:
         parser.error("--reuse needs --raw")
@@ -617,10 +721,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"# hookguard quality benchmark: hookguard `{hookguard.version}`, {out['date']}\n")
 
     if args.only != "recall":
-        ledger, problems = parse_ledger(args.ledger.read_text() if args.ledger.exists() else "",
-                                        str(args.ledger.relative_to(ROOT)
-                                            if args.ledger.is_relative_to(ROOT) else args.ledger))
-        for problem in problems:
+        text = args.ledger.read_text() if args.ledger.exists() else ""
+        source = str(args.ledger.relative_to(ROOT) if args.ledger.is_relative_to(ROOT)
+                     else args.ledger)
+        ledger, problems = parse_ledger(text, source)
+        rows, more = parse_ledger(text, source, WARNING_TABLE)
+        for problem in problems + more:
             print(f"ledger: {problem}", file=sys.stderr)
         results = in_parallel(args.jobs, [partial(audit, r, args.clones, hookguard)
                                           for r in repos])
@@ -646,6 +752,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "untriaged": [{"repo": r.name, **asdict(f)} for r, f in precision.untriaged],
             "vanished": [asdict(v) for v in precision.vanished],
         }
+        reports = {a.repo: a.findings for a in audits}
+        sample = score_warnings(reports, rows)
+        picked = pick_warnings(reports, args.sample_warnings, rows)
+        print("## Warnings worth a maintainer's time\n")
+        print_warnings(sample, picked)
+        print()
+        out["warnings"] = {"sampled": len(sample.judged), "worth": sample.worth,
+                           "vanished": [asdict(v) for v in sample.vanished]}
 
     if args.only != "precision":
         print("## Recall\n")

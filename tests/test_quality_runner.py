@@ -126,6 +126,61 @@ def test_precision_counts_only_triaged_errors_and_lists_the_rest() -> None:
     assert q.score_precision({other: []}, verdicts).vanished == []  # widgets not audited
 
 
+SAMPLE = """\
+## Triage ledger
+
+| repo | rule | path | symbol | verdict | reason |
+|---|---|---|---|---|---|
+| widgets | HG001 | plugins/sparse.py | SparseManager.build_tables | true | renamed |
+
+## Warning sample
+
+| repo | rule | path | symbol | worth | reason |
+|---|---|---|---|---|---|
+| widgets | HG002 | plugins/sparse.py | SparseManager.close | yes | a keyword callers pass |
+| widgets | HG003 | core/x.py | X.y | no | a counter |
+| widgets | HG002 | core/gone.py | Gone.m | no | no longer reported |
+| widgets | HG002 | core/x.py | X.z | true | not a worth word |
+"""
+
+
+def test_warning_sample_is_its_own_table_scored_on_warnings_still_reported() -> None:
+    ledger, _ = q.parse_ledger(SAMPLE)
+    assert [v.symbol for v in ledger] == ["SparseManager.build_tables"]
+    rows, problems = q.parse_ledger(SAMPLE, "v.md", q.WARNING_TABLE)
+    assert [(v.symbol, v.true) for v in rows] == [
+        ("SparseManager.close", True), ("X.y", False), ("Gone.m", False)]
+    assert problems == ["v.md:14: worth must be yes or no, not 'true'"]
+    repo = q.Repo("acme/widgets", "0" * 40, "plugin")
+    reports = {repo: [
+        finding(code="HG002", symbol="plugins.sparse.SparseManager.close", severity="warning"),
+        finding(code="HG003", path="core/x.py", symbol="core.x.X.y", severity="warning"),
+        finding(code="HG002", path="core/gone.py", symbol="core.gone.Gone.m"),  # now an error
+    ]}
+    sample = q.score_warnings(reports, rows)
+    assert [f.qualname for _, f, _ in sample.judged] == ["SparseManager.close", "X.y"]
+    assert (sample.worth, sample.share) == (1, 0.5)
+    assert [v.symbol for v in sample.vanished] == ["Gone.m"]
+
+
+def test_warnings_to_judge_are_new_ones_spread_over_repositories() -> None:
+    a = q.Repo("acme/a", "0" * 40, "web")
+    b = q.Repo("acme/b", "1" * 40, "web")
+    reports = {
+        a: [finding(path=f"a{i}.py", symbol=f"a{i}.K.m", severity="warning") for i in range(5)]
+        + [finding(path="err.py", symbol="err.K.m")],
+        b: [finding(path="b0.py", symbol="b0.K.m", severity="warning")],
+    }
+    judged, _ = q.parse_ledger(
+        "## Warning sample\n\n| repo | rule | path | symbol | worth | reason |\n|-|-|-|-|-|-|\n"
+        "| a | HG001 | a0.py | K.m | no | judged already |\n", table=q.WARNING_TABLE)
+    picked = q.pick_warnings(reports, 3, judged)
+    assert [r.short for r, _ in picked] == ["a", "b", "a"]
+    assert all(f.severity == "warning" and f.path != "a0.py" for _, f in picked)
+    assert q.pick_warnings(reports, 3, judged) == picked  # the same order every time
+    assert len(q.pick_warnings(reports, 50, judged)) == 5
+
+
 def test_incident_is_caught_only_by_an_error_of_its_rule_at_the_override() -> None:
     incident = q.Incident("i1", "acme/widgets", "c" * 40, "HG001",
                           "plugins/sparse.py::SparseManager.build_tables")
