@@ -56,6 +56,7 @@ def _bindings(record: FileRecord) -> object:
         record.error,
         record.imports,
         record.star_imports,
+        record.ambiguous,
         record.aliases,
         [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members)
          for c in record.classes],

@@ -154,3 +154,49 @@ def test_gitignore_virtualenvs_and_build_dirs_are_skipped(tmp_path: Path) -> Non
     (tmp_path / ".git").rename(tmp_path / "dot-git")
     result = audit([tmp_path], Options(use_cache=False))
     assert set(result.project.files) == {"pkg/a.py", "generated/x.py"}
+
+
+def test_type_checking_classes_do_not_hide_the_runtime_ones(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/hooks.py": """
+        from typing import TYPE_CHECKING
+
+        class Base:
+            def run(self):
+                return self.hook(1, flag=True)
+
+            def hook(self, x, flag=False):
+                return x
+
+        if TYPE_CHECKING:
+            class Impl(Base):
+                def hook(self, x, flag=False): ...
+        else:
+            class Impl(Base):
+                def hook(self, x):  # the class that runs drops flag=
+                    return x
+    """})
+    result = audit([tmp_path], Options(use_cache=False, history=False))
+    (finding,) = [f for f in result.findings if f.code == "HG002"]
+    assert finding.symbol == "pkg.hooks.Impl.hook"
+    assert finding.line == 15  # the runtime class, in the else branch
+
+
+def test_class_named_after_its_base_extends_the_earlier_binding(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": """
+        class Layer:
+            def run(self):
+                return self.build(shape=1)
+
+            def build(self, shape):
+                return shape
+    """, "pkg/ext.py": """
+        from pkg.base import Layer
+
+        class Layer(Layer):
+            def build(self):
+                return None
+    """})
+    result = audit([tmp_path], Options(use_cache=False, history=False))
+    assert not result.errors
+    (finding,) = [f for f in result.findings if f.code == "HG002"]
+    assert finding.symbol == "pkg.ext.Layer.build"

@@ -534,3 +534,36 @@ def test_a_field_the_family_defines_as_a_method_and_a_delegating_wrapper(tmp_pat
     assert "HG003 pkg.opt.Logged.setup" not in found
     assert "HG003 pkg.opt.LossScale.apply" not in found
     assert "HG003 pkg.opt.Forgetful.apply" in errors(found)
+
+
+def test_a_base_bound_by_one_of_several_branches_has_no_known_mro(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/jax_trainer.py": "class JaxTrainer:\n"
+                              "    def fit(self, data):\n"
+                              "        return self.test_step(None, data)\n\n"
+                              "    def test_step(self, state, data):\n        return data\n",
+        "pkg/np_trainer.py": "class NumpyTrainer:\n"
+                             "    def fit(self, data):\n        return self.test_step(data)\n\n"
+                             "    def test_step(self, data):\n        return data\n",
+        "pkg/model.py": '''
+            import os
+
+            if os.environ.get("BACKEND") == "jax":
+                from pkg.jax_trainer import JaxTrainer as Trainer
+            else:
+                from pkg.np_trainer import NumpyTrainer as Trainer
+            from pkg.np_trainer import NumpyTrainer
+
+
+            class JaxModel(Trainer):
+                def test_step(self, state, data):
+                    return data
+
+
+            class NumpyModel(NumpyTrainer):
+                def test_step(self, state, data):
+                    return data
+        ''',
+    })
+    assert "HG002 pkg.model.JaxModel.test_step" not in errors(found)
+    assert "HG002 pkg.model.NumpyModel.test_step" in errors(found)

@@ -469,6 +469,8 @@ class _FileExtractor:
         self.star_imports: list[str] = []
         self.references = _FileReferences()
         self.method_nodes: set[int] = set()  # ids of method defs the scanner has walked
+        self.branches = 0  # depth of ``if``/``try``/loop blocks around the statement walked
+        self.ambiguous: set[str] = set()
 
     def run(self, tree: ast.Module) -> FileRecord:
         module_names: set[str] = set()
@@ -486,6 +488,7 @@ class _FileExtractor:
         self._scan_references(tree)
         record = self.record
         record.imports = self.imports
+        record.ambiguous = frozenset(self.ambiguous)
         record.star_imports = tuple(self.star_imports)
         refs = self.references
         record.attr_refs = frozenset(refs.attrs)
@@ -504,13 +507,27 @@ class _FileExtractor:
                 self._walk_scope(stmt.body, f"{qualprefix}{stmt.name}.<locals>.", True)
             elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._import(stmt, overwrite=not in_function)
+            elif isinstance(stmt, ast.If) and _is_type_checking(stmt.test):
+                # Only the ``else`` runs: a class defined for type checkers does not exist, and
+                # what the block imports only names annotations, never a runtime binding.
+                self._walk_scope(stmt.orelse, qualprefix, in_function)
+                for child in stmt.body:
+                    if isinstance(child, (ast.Import, ast.ImportFrom)):
+                        self._import(child, overwrite=False)
             else:
-                for child in _child_blocks(stmt):
-                    self._walk_scope(child, qualprefix, in_function)
+                self.branches += 1
+                for block in _child_blocks(stmt):
+                    self._walk_scope(block, qualprefix, in_function)
+                self.branches -= 1
 
     def _import(self, stmt: ast.Import | ast.ImportFrom, overwrite: bool) -> None:
         def bind(local: str, target: str) -> None:
-            if overwrite or local not in self.imports:
+            known = self.imports.get(local)
+            if known is not None and known != target and self.branches and overwrite:
+                # ``if backend == "jax": from .jax import Trainer`` / ``elif``: which binding
+                # holds depends on how the program runs.
+                self.ambiguous.add(local)
+            if overwrite or known is None:
                 self.imports[local] = target
 
         if isinstance(stmt, ast.Import):
@@ -664,6 +681,12 @@ class _FileExtractor:
         visit = self.references.visit
         for node in walk(tree, prune=self.method_nodes):
             visit(node)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` or ``if typing.TYPE_CHECKING:``."""
+    name = dotted_name(test)
+    return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def _does_nothing(stmt: ast.stmt) -> bool:

@@ -109,8 +109,10 @@ class Project:
                 resolved.append(External("?"))
                 continue
             node = self.resolve_name(info.file, base, scope=info.record.qualname)
-            if node is info:
-                node = External(base)
+            if node is info:  # ``class S(S)``: the name still meant what it was bound to before
+                node = self._resolve_in_file(info.file, base, "", 0, skip_own=True)
+                if node is info:
+                    node = External(base)
             if isinstance(node, External) and node.name.split(".")[0] in self._top_packages:
                 self.errors.append(
                     ModelError(
@@ -127,10 +129,14 @@ class Project:
         """What ``dotted`` names inside ``file``, seen from the class or function ``scope``."""
         return self._resolve_in_file(file, dotted, scope, 0)
 
-    def _resolve_in_file(self, file: FileRecord, dotted: str, scope: str, depth: int) -> Node:
+    def _resolve_in_file(
+        self, file: FileRecord, dotted: str, scope: str, depth: int, skip_own: bool = False
+    ) -> Node:
         head, _, rest = dotted.partition(".")
         tail = f".{rest}" if rest else ""
         prefix = f"{file.module}." if file.module else ""
+        if head in file.ambiguous:
+            return External(dotted)  # bound by one of several branches: which is unknown
         # Enclosing scopes first: a class in the same function, then module level.
         parts = scope.split(".")[:-1]
         while parts:
@@ -138,7 +144,7 @@ class Project:
             if candidate in self.classes:
                 return self._lookup(candidate + tail, depth)
             parts.pop()
-        if f"{prefix}{head}" in self.classes:
+        if f"{prefix}{head}" in self.classes and not skip_own:
             return self._lookup(f"{prefix}{head}{tail}", depth)
         if head in file.imports:
             return self._lookup(file.imports[head] + tail, depth)

@@ -248,6 +248,7 @@ class FileRecord:
     is_package: bool  # an ``__init__.py``
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified target
     star_imports: tuple[str, ...] = ()
+    ambiguous: frozenset[str] = frozenset()  # imported names bound differently in branches
     aliases: dict[str, str] = field(default_factory=dict)  # module-level ``Name = other.Name``
     classes: list[ClassRecord] = field(default_factory=list)
     attr_refs: frozenset[str] = frozenset()  # ``x.NAME`` loads on receivers other than self/cls
