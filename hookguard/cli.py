@@ -98,6 +98,25 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--select", action="append", default=[], metavar="RULE",
                      help="only fix findings of these rules (code or name; repeatable)")
 
+    report = commands.add_parser(
+        "report", help="write the audit as one self-contained HTML page (for CI artifacts)")
+    report.add_argument("paths", nargs="*", type=Path,
+                        help="report findings under these paths (default: the current directory)")
+    report.add_argument("--html", required=True, metavar="FILE",
+                        help="the page to write: findings linked to their code, and each "
+                             "affected family's hook map")
+    report.add_argument("--exit-zero", action="store_true",
+                        help="exit 0 even when error-level findings exist")
+    report.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    report.add_argument("--no-history", action="store_true",
+                        help="do not use git history as evidence")
+    report.add_argument("--contracts", action="append", default=[], metavar="PATH",
+                        help="contract file or directory (repeatable)")
+    report.add_argument("--select", action="append", default=[], metavar="RULE",
+                        help="only run these rules (code or name; repeatable)")
+    report.add_argument("--jobs", "-j", type=int, default=None,
+                        help="parser processes for cold runs (default: all cores)")
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -111,6 +130,7 @@ COMMANDS = {
     "hooks": ("hookguard.commands.hooks", "run_hooks"),
     "fix": ("hookguard.commands.fix", "run_fix"),
     "contracts": ("hookguard.commands.contracts", "run_contracts"),
+    "report": ("hookguard.commands.report", "run_report"),
     "explain": ("hookguard.commands.explain", "run_explain"),
 }
 

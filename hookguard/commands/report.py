@@ -1,0 +1,82 @@
+"""``hookguard report --html FILE``: the audit as one self-contained HTML page (CI artifact)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from hookguard.commands.common import (
+    classes_of,
+    exit_code,
+    options_from,
+    summarise,
+)
+from hookguard.errors import UsageError
+from hookguard.findings import Finding
+from hookguard.hookmap import HookMap
+from hookguard.model.project import ClassInfo, Project
+
+MAX_FAMILIES = 50
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from hookguard.engine import audit
+    from hookguard.report.escape import printable
+    from hookguard.report.html import code_link_base, render_html
+
+    target = Path(args.html)
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write the report to {printable(str(target))}: "
+                         "no such directory")
+    options = replace(options_from(args), reuse_results=False)  # the hook maps need the model
+    result = audit(args.paths or [Path.cwd()], options)
+    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
+                        classes_of(result))
+    hook_maps: list[HookMap] = []
+    dead: dict[str, list[Finding]] = {}
+    if result.project is not None:
+        hook_maps, dead = families(result.project, result.findings)
+    page = render_html(result.findings, result.errors, result.notes, summary, result.root,
+                       hook_maps, dead, code_link_base(result.root, target))
+    try:
+        target.write_text(page, encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {printable(str(target))}: "
+                         f"{exc.strerror or exc}") from None
+    print(printable(summary), file=sys.stderr)
+    print(f"hookguard: wrote {printable(str(target))}", file=sys.stderr)
+    return exit_code(result.findings, args.exit_zero, result.errors)
+
+
+def families(
+    project: Project, findings: list[Finding]
+) -> tuple[list[HookMap], dict[str, list[Finding]]]:
+    """The hook map of each family a finding is about (the ancestor whose hook it concerns),
+    and each family's stale-override findings."""
+    from hookguard.hookmap import build_hook_map
+
+    bases: dict[str, ClassInfo] = {}
+    dead: dict[str, list[Finding]] = {}
+    for finding in findings:
+        base = _family_base(project, finding)
+        if base is None:
+            continue
+        bases.setdefault(base.fq, base)
+        if finding.rule == "stale-override":
+            dead.setdefault(base.fq, []).append(finding)
+    maps = [build_hook_map(project, base, findings)
+            for base in list(bases.values())[:MAX_FAMILIES]]
+    return maps, dead
+
+
+def _family_base(project: Project, finding: Finding) -> ClassInfo | None:
+    ancestor = finding.evidence.get("ancestor")
+    if isinstance(ancestor, str) and ancestor in project.classes:
+        return project.classes[ancestor]
+    info = project.classes.get(finding.symbol.rsplit(".", 1)[0])
+    if info is None:
+        return None
+    node = project.defining_ancestor(info, finding.hook)
+    return node if isinstance(node, ClassInfo) else None
