@@ -147,3 +147,142 @@ def test_each_copy_of_a_package_resolves_within_itself(tmp_path: Path) -> None:
     assert "HG002 tgi.models.vlm.VlmBatch.prepare" not in found
     gaudi_key = "HG002 backends.gaudi.server.tgi.models.vlm.VlmBatch.prepare"
     assert gaudi_key in errors(found), found
+
+
+MIXIN_V1 = '''
+class Mixin:
+    def run(self):
+        return self.on_step(1)
+
+    def on_step(self, x):
+        return x
+
+
+class Mid(Mixin):
+    pass
+
+
+class Base(Mid):
+    pass
+'''
+MIXIN_V2 = MIXIN_V1.replace("on_step", "on_batch")
+
+OVERRIDES = {
+    "examples/train.py": "from pkg.base import Base\n\n\n"
+                         "class ExampleCallback(Base):\n"
+                         "    def on_step(self, x):\n        return x\n",
+    "pkg/factory.py": "from pkg.base import Base\n\n\n"
+                      "def make():\n"
+                      "    class Local(Base):\n"
+                      "        def on_step(self, x):\n            return x\n"
+                      "    return Local()\n",
+    "tests/test_cb.py": "import unittest\nfrom pkg.base import Base\n\n\n"
+                        "class CallbackTest(Base, unittest.TestCase):\n"
+                        "    def on_step(self, x):\n        return x\n",
+}
+
+
+def gate(repo: GitRepo, base: str) -> dict[str, Finding]:
+    result = run_gate(repo.root, base, "HEAD", False, Options(use_cache=False))
+    return {f"{f.code} {f.symbol}": f for f in result.findings}
+
+
+def test_a_rename_in_a_mixin_reaches_examples_local_classes_and_tests(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": MIXIN_V1, **OVERRIDES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Rename on_step to on_batch", {"pkg/base.py": MIXIN_V2})
+    assert errors(gate(repo, base)) == {
+        "HG001 train.ExampleCallback.on_step",
+        "HG001 pkg.factory.make.<locals>.Local.on_step",
+        "HG001 test_cb.CallbackTest.on_step",
+    }
+
+
+def test_a_rename_that_updates_every_override_reports_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": MIXIN_V1, **OVERRIDES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Rename on_step to on_batch everywhere", {
+        "pkg/base.py": MIXIN_V2,
+        **{path: text.replace("on_step", "on_batch") for path, text in OVERRIDES.items()},
+    })
+    assert gate(repo, base) == {}
+
+
+HOOKS_V1 = '''
+class Base:
+    def run(self):
+        return self.on_step(1)
+
+    def on_step(self, x):
+        return x
+
+    @classmethod
+    def build(cls, cfg):
+        return cls.make(cfg)
+
+    @classmethod
+    def make(cls, cfg):
+        return cls()
+
+    def go(self):
+        return self.norm(2)
+
+    @staticmethod
+    def norm(v):
+        return v
+'''
+HOOKS_V2 = (HOOKS_V1.replace("self.on_step(1)", "self.on_step(1, final=True)")
+            .replace("def on_step(self, x)", "def on_step(self, x, final=False)")
+            .replace("cls.make(cfg)", "cls.make(cfg, device=None)")
+            .replace("def make(cls, cfg)", "def make(cls, cfg, device=None)")
+            .replace("self.norm(2)", "self.norm(2, eps=1)")
+            .replace("def norm(v)", "def norm(v, eps=0)"))
+SUBCLASS = '''
+from pkg.base import Base
+
+
+class Plugin(Base):
+    def on_step(self, x):
+        return x
+
+    @classmethod
+    def make(cls, cfg):
+        return cls()
+
+    @staticmethod
+    def norm(v):
+        return v
+
+
+class Tolerant(Base):
+    def on_step(self, x, **kwargs):
+        return x
+
+    @classmethod
+    def make(cls, cfg, *args, **kwargs):
+        return cls()
+
+    @staticmethod
+    def norm(v, eps=0):
+        return v
+'''
+
+
+def test_new_keywords_reach_plain_class_and_static_method_hooks(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": HOOKS_V1, "pkg/plugin.py": SUBCLASS})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Pass final=, device= and eps=", {"pkg/base.py": HOOKS_V2})
+    assert errors(gate(repo, base)) == {
+        "HG002 pkg.plugin.Plugin.on_step",
+        "HG002 pkg.plugin.Plugin.make",
+        "HG002 pkg.plugin.Plugin.norm",
+    }

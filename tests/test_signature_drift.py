@@ -259,4 +259,5 @@ def test_lessons_from_real_checkouts(tmp_path: Path) -> None:
     found = drift(tmp_path)
     assert set(found) == {"mod.BadTwoArg.__init__", "mod.factory.<locals>.Local.check"}
     assert "'unknown'" in found["mod.BadTwoArg.__init__"].message
-    assert found["mod.factory.<locals>.Local.check"].severity is Severity.WARNING
+    # A function-local subclass is as reachable as any other: Tests.run still calls check(1).
+    assert found["mod.factory.<locals>.Local.check"].severity is Severity.ERROR

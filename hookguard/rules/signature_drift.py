@@ -110,10 +110,6 @@ class SignatureDrift(Rule):
                 if found is None and is_hook and ctx.config.structural:
                     found = self._structural(project, info, method)
                 if found is not None:
-                    if info.record.local_scope and found.severity is Severity.ERROR:
-                        # A function-local class: the base's callers may never run for it.
-                        found.severity = Severity.WARNING
-                        found.message += " (warning only: a function-local class)"
                     yield found
 
     # -- proven: a real call would raise TypeError ------------------------------------------
