@@ -7,7 +7,8 @@ the report, even when the code under test swallowed the :class:`ContractViolatio
 expects violations says so with ``@pytest.mark.hookguard_allow_violations``).
 ``--hookguard-mode warn`` reports a warning instead; ``--hookguard-values`` adds value checks.
 
-The ``hookguard_contracts`` fixture gives tests the loaded contracts and ``verify``.
+The ``hookguard_contracts`` fixture gives tests the loaded contracts and ``verify``. The terminal
+summary lists every violation: the test, the hook's class and ``file:line``, each failing field.
 
 Importing this module imports neither torch nor libcst: it is loaded in every pytest session.
 """
@@ -37,6 +38,8 @@ class _Session:
     enforcer: Enforcer | None = None
     pending: list[ContractViolation] = field(default_factory=list)
     total: int = 0
+    #: (test id, phase, violation) of every violation seen in a test, for the summary
+    seen: list[tuple[str, str, ContractViolation]] = field(default_factory=list)
 
 
 _KEY = pytest.StashKey[_Session]()
@@ -150,6 +153,7 @@ def _attach(item: pytest.Item, when: str, session: _Session) -> list[ContractVio
     found = list(session.pending)
     session.pending.clear()
     session.total += len(found)
+    session.seen.extend((item.nodeid, when, error) for error in found)
     if found:
         item.add_report_section(when, "hookguard", "\n\n".join(e.plain for e in found))
     return found
@@ -175,9 +179,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if session is None or session.enforcer is None:
         return
     count = session.total
+    if session.seen:
+        terminalreporter.section("hookguard: hook contract violations")
+        for line in summary_lines(session.seen):
+            terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"hookguard: {count} hook contract violation{'s' if count != 1 else ''}"
     )
+
+
+def summary_lines(seen: list[tuple[str, str, ContractViolation]]) -> list[str]:
+    """Per violation: the test and phase, the hook and its ``file:line``, each failing field."""
+    lines: list[str] = []
+    for nodeid, when, error in seen:
+        phase = "" if when == "call" else f" ({when})"
+        where = f" at {error.implementation}" if error.implementation else ""
+        lines.append(f"{nodeid}{phase}: {error.cls_name}.{error.hook}{where}")
+        lines.extend(f"    {violation.summary()}" for violation in error.violations)
+    return lines
 
 
 class HookguardContracts:
