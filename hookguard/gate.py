@@ -81,7 +81,9 @@ def _python_entries(entries: Sequence[TreeEntry], config: Config) -> list[tuple[
 
 
 def hook_changes(base: Project, head: Project) -> list[HookChange]:
-    """Methods removed or renamed from classes that have at least one subclass in ``head``."""
+    """Hooks removed or renamed from classes that have at least one subclass in ``head``: methods
+    the class calls on ``self`` or a subclass overrides; a method moved up to a parent class is
+    not a change (issue 13, item 8)."""
     changes: list[HookChange] = []
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
@@ -91,7 +93,12 @@ def hook_changes(base: Project, head: Project) -> list[HookChange]:
         if not removed:
             continue
         pairs = pair_renames(before.record, after.record, removed)
+        overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
         for old in removed:
+            if isinstance(head.defining_ancestor(after, old), ClassInfo):
+                continue  # moved up to a parent class: the family still has it
+            if old not in before.record.self_refs and old not in overridden:
+                continue  # neither called by the family nor overridden: not a hook (a test)
             changes.append(
                 HookChange(
                     class_fq=fq, old=old, new=pairs.get(old), commit="", short="", subject="",
