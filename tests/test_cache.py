@@ -112,10 +112,13 @@ def test_wellformed_file_of_the_wrong_shape_is_rebuilt(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo", {"a.py": STALE})
     audit([root])
     (index,) = (root / CACHE_DIR_NAME).glob("index-*.msgpack")
-    stamp = msgspec.msgpack.decode(index.read_bytes()[len(cache_module._MAGIC):])[0]
+    blob = index.read_bytes()
+    start = len(cache_module._MAGIC) + 4
+    header_end = start + int.from_bytes(blob[len(cache_module._MAGIC):start], "big")
+    stamp = msgspec.msgpack.decode(blob[start:header_end])[0]
     body = msgspec.msgpack.encode({"__reduce__": ["os.system", "touch pwned"]})
-    envelope = msgspec.msgpack.encode([stamp, zlib.crc32(body), msgspec.Raw(body)])
-    index.write_bytes(cache_module._MAGIC + envelope)
+    header = msgspec.msgpack.encode([stamp, zlib.crc32(body), len(body)])
+    index.write_bytes(cache_module._MAGIC + len(header).to_bytes(4, "big") + header + body)
     result = audit([root])
     assert [f.symbol for f in result.findings] == ["a.Child.gone"]
     (note,) = _cache_notes(result.notes)

@@ -108,10 +108,13 @@ _RECORDS_DECODER = msgspec.msgpack.Decoder(
 )
 
 
-class _Envelope(msgspec.Struct, array_like=True, gc=False):
+class _Header(msgspec.Struct, array_like=True, gc=False):
+    """What precedes the body (after the version line and the header's length): the body is
+    decoded straight from the file's buffer, never copied."""
+
     stamp: str  # hookguard version, source digest, config digest
-    checksum: int  # crc32 of ``body``
-    body: msgspec.Raw
+    checksum: int  # crc32 of the body
+    size: int  # bytes in the body
 
 
 class _Index(msgspec.Struct, array_like=True, gc=False):
@@ -121,11 +124,11 @@ class _Index(msgspec.Struct, array_like=True, gc=False):
     state: AuditState | None
 
 
-_ENVELOPE_DECODER = msgspec.msgpack.Decoder(_Envelope)
+_HEADER_DECODER = msgspec.msgpack.Decoder(_Header)
 _INDEX_DECODER = msgspec.msgpack.Decoder(_Index)
 
 
-def _decode_methods(raw: bytes) -> list[MethodRecord]:
+def _decode_methods(raw: Any) -> list[MethodRecord]:
     return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
 
 
@@ -150,7 +153,7 @@ def _decode_record(wire: msgspec.Struct) -> FileRecord:
     for klass in values[_CLASSES_AT]:
         class_values = list(_astuple(klass))
         names, raw = class_values[_METHODS_AT]
-        class_values[_METHODS_AT] = LazyMethods(names, bytes(raw), _decode_methods)
+        class_values[_METHODS_AT] = LazyMethods(names, raw, _decode_methods)
         classes.append(ClassRecord(*class_values))
     values[_CLASSES_AT] = classes
     return FileRecord(*values)
@@ -171,17 +174,38 @@ def unsafe_cache_dir(directory: Path) -> str | None:
         return "is not a directory"
     if directory.resolve() != directory.parent.resolve() / directory.name:
         return "leaves the checkout"
-    if (directory.parent / ".git").exists():
-        try:
-            tracked = subprocess.run(
-                ["git", "ls-files", "-z", "--", directory.name], cwd=directory.parent,
-                capture_output=True, timeout=30, check=False,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            tracked = b""
-        if tracked:
-            return "is tracked by git (a committed cache could hold false records)"
+    if _tracked_by_git(directory):
+        return "is tracked by git (a committed cache could hold false records)"
     return None
+
+
+def _tracked_by_git(directory: Path) -> bool:
+    """Whether git tracks files under ``directory`` (a folder at a repository's root).
+
+    The index is scanned for the folder's name first (index versions 2 and 3 store whole
+    paths), which costs well under a millisecond; only a hit, or an index that cannot be
+    scanned (version 4, a linked worktree), asks ``git ls-files``."""
+    git = directory.parent / ".git"
+    if not os.path.lexists(git):
+        return False
+    if git.is_dir() and not git.is_symlink():
+        try:
+            index = _read_regular(git / "index")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            index = b""
+        scannable = index[:4] == b"DIRC" and int.from_bytes(index[4:8], "big") in (2, 3)
+        if scannable and (directory.name + "/").encode() not in index:
+            return False
+    try:
+        tracked = subprocess.run(
+            ["git", "ls-files", "-z", "--", directory.name], cwd=directory.parent,
+            capture_output=True, timeout=30, check=False,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return bool(tracked)
 
 
 def _read_regular(file: Path) -> bytes:
@@ -260,22 +284,26 @@ class RecordCache:
         except OSError as exc:
             self._doubt(file, f"unreadable ({exc.strerror or exc})")
             return None
-        if not blob.startswith(_MAGIC):
+        start = len(_MAGIC) + 4
+        if not blob.startswith(_MAGIC) or len(blob) < start:
             self._doubt(file, "is corrupt or from another version")
             return None
+        body_at = start + int.from_bytes(blob[len(_MAGIC):start], "big")
+        view = memoryview(blob)
         try:
-            envelope = _ENVELOPE_DECODER.decode(memoryview(blob)[len(_MAGIC):])
+            header = _HEADER_DECODER.decode(view[start:body_at])
         except (msgspec.DecodeError, msgspec.ValidationError):
             self._doubt(file, "is corrupt")
             return None
-        if envelope.stamp != self.stamp:
-            self._doubt(file, f"from hookguard {envelope.stamp}")
+        if header.stamp != self.stamp:
+            self._doubt(file, f"from hookguard {header.stamp}")
             return None
-        if zlib.crc32(envelope.body) != envelope.checksum:
+        body = view[body_at:]
+        if len(body) != header.size or zlib.crc32(body) != header.checksum:
             self._doubt(file, "is corrupt (checksum)")
             return None
         try:
-            return decoder.decode(envelope.body)
+            return decoder.decode(body)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             self._doubt(file, f"does not decode ({exc})")
             return None
@@ -395,7 +423,7 @@ class RecordCache:
         except (TypeError, ValueError, msgspec.EncodeError) as exc:  # a value it cannot hold
             self.warnings.append(f"{file}: cannot write cache ({exc})")
             return
-        envelope = _ENCODER.encode(_Envelope(self.stamp, zlib.crc32(body), msgspec.Raw(body)))
+        header = _ENCODER.encode(_Header(self.stamp, zlib.crc32(body), len(body)))
         try:
             if self.directory.is_symlink():  # appeared during the run
                 self.warnings.append(f"{self.directory}: is a symbolic link; not written")
@@ -410,8 +438,8 @@ class RecordCache:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{file.stem}-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as handle:
-                    handle.write(_MAGIC)
-                    handle.write(envelope)
+                    handle.write(_MAGIC + len(header).to_bytes(4, "big") + header)
+                    handle.write(body)
                 os.replace(tmp, file)
             except BaseException:
                 with contextlib.suppress(OSError):

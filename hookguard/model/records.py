@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class MethodKind(str, Enum):
@@ -152,15 +152,15 @@ class LazyMethods(Mapping[str, MethodRecord]):
     __slots__ = ("_data", "_decode", "_names", "_raw")
 
     def __init__(
-        self, names: tuple[str, ...], raw: bytes, decode: Callable[[bytes], list[MethodRecord]]
+        self, names: tuple[str, ...], raw: Any, decode: Callable[[Any], list[MethodRecord]]
     ) -> None:
         self._names: dict[str, None] = dict.fromkeys(names)
-        self._raw: bytes | None = raw
+        self._raw: Any = raw  # a buffer: bytes, or a view of the cache file read
         self._decode = decode
         self._data: dict[str, MethodRecord] | None = None
 
     @property
-    def encoded(self) -> bytes | None:
+    def encoded(self) -> Any:
         """The encoded methods while they have not been decoded (the cache writes them back
         as they are)."""
         return self._raw
