@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -83,6 +84,15 @@ class Workspace:
     def cache(self, options: Options) -> RecordCache | None:
         if not options.use_cache:
             return None
+        # HOOKGUARD_CACHE_DIR moves it (one folder per checkout under it); an environment
+        # variable, not a config key, because the checkout's pyproject.toml is untrusted input.
+        moved = os.environ.get("HOOKGUARD_CACHE_DIR")
+        if moved:
+            folder = hashlib.sha256(str(self.root).encode("utf-8", "surrogateescape"))
+            directory = Path(moved).absolute() / f"{self.root.name}-{folder.hexdigest()[:12]}"
+            with contextlib.suppress(OSError):  # else the cache notes it cannot write
+                directory.parent.mkdir(parents=True, exist_ok=True)
+            return RecordCache(directory, self.config.digest())
         return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest())
 
     def load_contracts(self, extra: Sequence[str]) -> list[HookContract]:
