@@ -258,7 +258,8 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
             if not isinstance(info, ClassInfo):
                 continue
             for written in info.record.members.values():
-                held = project.resolve_name(info.file, written, scope=info.record.qualname)
+                held = project.resolve_name(info.file, written.removesuffix("()"),
+                                            scope=info.record.qualname)
                 if isinstance(held, ClassInfo):
                     roots.append(held)
     affected = {c.fq for c in roots}

@@ -267,8 +267,7 @@ def test_bookkeeping_counters_are_not_state_a_hook_must_set(tmp_path: Path) -> N
                     return self._print_atom(expr)
 
                 def _print_atom(self, expr):
-                    self._depth += 1
-                    self._last = expr
+                    self._last = self._print(expr.args) if expr.args else expr
                     return str(expr)
 
                 def last(self):
@@ -284,7 +283,9 @@ def test_bookkeeping_counters_are_not_state_a_hook_must_set(tmp_path: Path) -> N
         ''',
     })
     finding = found["HG003 pkg.latex.Latex._print_atom"]
-    assert [m["field"] for m in finding.evidence["missing"]] == ["_last"]  # type: ignore[union-attr]
+    missing = {m["field"]: m for m in finding.evidence["missing"]}  # type: ignore[union-attr]
+    assert "_depth" not in missing  # raised and lowered around the dispatch: bookkeeping
+    assert {name for name, m in missing.items() if m["read_by_base"]} == {"_last"}
 
 
 def test_an_override_that_does_nothing_disables_the_hook_and_only_warns(tmp_path: Path) -> None:
@@ -567,3 +568,42 @@ def test_a_base_bound_by_one_of_several_branches_has_no_known_mro(tmp_path: Path
     })
     assert "HG002 pkg.model.JaxModel.test_step" not in errors(found)
     assert "HG002 pkg.model.NumpyModel.test_step" in errors(found)
+
+
+def test_a_stub_that_never_runs_the_base_constructor_only_warns(tmp_path: Path) -> None:
+    handler = '''
+        class Handler:
+            def __init__(self, app, request):
+                self.app, self.request = app, request
+
+            def clear_cookie(self, name):
+                self.set_cookie(name, "", expires=0)
+
+            def set_cookie(self, name, value, expires=None):
+                return name, value, expires
+    '''
+    found = findings(tmp_path, {
+        "pkg/web.py": handler,
+        "pkg/test_web.py": '''
+            from pkg.web import Handler
+
+
+            class CookieStub(Handler):
+                def __init__(self):  # don't call super().__init__: no app, no request
+                    self.cookies = {}
+
+                def set_cookie(self, name, value):
+                    self.cookies[name] = value
+
+
+            class RealHandler(Handler):
+                def __init__(self, app, request):
+                    super().__init__(app, request)
+
+                def set_cookie(self, name, value):
+                    return name, value
+        ''',
+    })
+    stub = found["HG002 pkg.test_web.CookieStub.set_cookie"]
+    assert stub.severity is Severity.WARNING and "never runs the base constructor" in stub.message
+    assert "HG002 pkg.test_web.RealHandler.set_cookie" in errors(found)

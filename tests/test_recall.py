@@ -286,3 +286,27 @@ def test_new_keywords_reach_plain_class_and_static_method_hooks(
         "HG002 pkg.plugin.Plugin.make",
         "HG002 pkg.plugin.Plugin.norm",
     }
+
+
+def test_a_constructed_member_holds_exactly_its_class(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/proc.py": "class Processor:\n"
+                       "    def preprocess(self, image, height=None):\n        return image\n\n\n"
+                       "class DepthProcessor(Processor):\n"
+                       "    def preprocess(self, rgb, depth):\n        return rgb\n\n\n"
+                       "class FastProcessor(Processor):\n"
+                       "    def preprocess(self, image):\n        return image\n",
+        "pkg/pipe.py": "from pkg.proc import FastProcessor, Processor\n\n\n"
+                       "class Pipeline:\n"
+                       "    def __init__(self):\n"
+                       "        self.processor = Processor()\n"
+                       "        self.fast = FastProcessor()\n\n"
+                       "    def __call__(self, image):\n"
+                       "        self.fast.preprocess(image, height=64)\n"
+                       "        return self.processor.preprocess(image, height=64)\n",
+    })
+    found = findings(root)
+    # Only a Processor is ever behind self.processor; self.fast is a FastProcessor, whose
+    # override drops the height= that Processor.preprocess accepts.
+    assert errors(found) == {"HG002 pkg.proc.FastProcessor.preprocess"}

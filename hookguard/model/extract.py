@@ -305,6 +305,8 @@ class _MethodScanner:
                 held = dotted_name(value.func)
                 if held is not None and not held.rsplit(".", 1)[-1][:1].isupper():
                     held = None  # a factory function: what it returns is not named
+                elif held is not None:
+                    held += "()"  # constructed here: exactly that class, no subclass
             elif isinstance(value, ast.Name):
                 held = self.annotations.get(value.id)
         known = self.members.get(attr, held)

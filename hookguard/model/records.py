@@ -234,8 +234,9 @@ class ClassRecord:
     # run compares a change against without decoding the methods.
     mentions: frozenset[str] = frozenset()
     # ``self.<member>`` -> the class it holds, as written, where the code says so: an annotation
-    # (``policy: Policy``), a constructor call (``self.policy = Policy()``) or an annotated
-    # parameter stored as is (``def __init__(self, policy: Policy): self.policy = policy``).
+    # (``policy: Policy``), an annotated parameter stored as is (``def __init__(self, policy:
+    # Policy): self.policy = policy``), both meaning that class or a subclass; or a constructor
+    # call (``self.policy = Policy()``), written ``Policy()``: exactly that class.
     members: dict[str, str] = field(default_factory=dict)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -51,9 +52,10 @@ def state_effects(
         if id(current) in seen:
             continue
         seen.add(id(current))
+        updates = Counter(a.attr for a in current.self_assigns if a.augmented)
         for assign in current.self_assigns:
-            if assign.augmented:
-                continue  # ``self.depth += 1`` updates bookkeeping; it establishes nothing
+            if updates[assign.attr] > 1:
+                continue  # ``self.depth += 1 ... self.depth -= 1``: bookkeeping around a call
             effect = StateEffect(assign.attr, via, _and(condition, assign.condition), assign.line)
             known = effects.get(assign.attr)
             if known is None or (known.condition is not None and effect.condition is None):

@@ -172,12 +172,16 @@ class SignatureDrift(Rule):
         elif wrapper is not None:
             message += (f" (warning only: @{wrapper} may wrap it in a function that accepts "
                         "other arguments)")
+        stub = _skips_base_constructor(project, info, first_class)
+        if stub is not None and hidden is None and wrapper is None:
+            message += (f" (warning only: {stub}.__init__ never runs the base constructor, so "
+                        "it may never be used as a full instance of the base)")
         return self.finding(
             info,
             method,
             hook=method.name,
             message=message,
-            severity=Severity.WARNING if hidden is not None or wrapper else None,
+            severity=Severity.WARNING if hidden is not None or wrapper or stub else None,
             evidence={
                 "kind": "proven",
                 "missing": unexpected,
@@ -202,19 +206,24 @@ class SignatureDrift(Rule):
         if method.kind is MethodKind.PROPERTY:
             return None
         mro = project.mro(info)
-        for holder, caller, call, held in members.of(method.name):
-            if held is info or held not in mro:
-                continue
+        for holder, caller, call, held, exact in members.of(method.name):
+            if exact:  # ``self.worker = DraftWorker()``: it runs what DraftWorker resolves to
+                if _definer(project, held, method.name) is not info:
+                    continue
+                reference = project.defining_ancestor(info, method.name)
+            else:  # ``worker: Worker``: any subclass of Worker may be behind it
+                if held is info or held not in mro:
+                    continue
+                reference = _definer(project, held, method.name)
             if project.unknown_before(info, held) is not None or _wrapping_decorator(method):
                 continue
             result = bind(call, method)
             if result.ok:
                 continue
-            own = held.method(call.name) or project.defining_ancestor(held, call.name)
-            definition = own if isinstance(own, MethodRecord) else (
-                own.method(call.name) if isinstance(own, ClassInfo) else None)
+            definition = (
+                reference.method(method.name) if isinstance(reference, ClassInfo) else None)
             if definition is None or not bind(call, definition).ok:
-                continue  # the call fails for the held class too: not this override's drift
+                continue  # the call fails for the hook it overrides too: not this one's drift
             if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
                    and bind(o, method).ok for o in caller.calls):
                 continue
@@ -461,26 +470,52 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
     return None
 
 
+def _skips_base_constructor(project: Project, info: ClassInfo, ancestor: ClassInfo) -> str | None:
+    """The class before ``ancestor`` in ``info``'s MRO whose ``__init__`` calls no base
+    ``__init__`` at all (a test stub, a lightweight stand-in), if any."""
+    for node in project.mro(info):
+        if node is ancestor:
+            return None
+        if isinstance(node, ClassInfo):
+            init = node.method("__init__")
+            if init is not None:
+                if any(c.name == "__init__" and c.receiver in ("super", "explicit")
+                       for c in init.calls):
+                    return None
+                return node.name
+    return None
+
+
+def _definer(project: Project, info: ClassInfo, name: str) -> ClassInfo | None:
+    """The class whose ``name`` an instance of ``info`` runs (``info`` itself included)."""
+    if info.defines(name):
+        return info
+    found = project.defining_ancestor(info, name)
+    return found if isinstance(found, ClassInfo) else None
+
+
+MemberCall = tuple[ClassInfo, MethodRecord, CallSite, ClassInfo, bool]
+
+
 class _MemberCalls:
     """Calls on members whose class the code names (``self.policy.attention(...)`` with
-    ``policy: Policy``), by callee name: (holder, caller, call, held class). Built once, from
-    the classes that declare such members only."""
+    ``policy: Policy``), by callee name: (holder, caller, call, held class, exactly that class).
+    Built once, from the classes that declare such members only."""
 
     def __init__(self, project: Project) -> None:
-        self._project = project
-        self._by_name: dict[str, list[tuple[ClassInfo, MethodRecord, CallSite, ClassInfo]]] = (
-            defaultdict(list))
-        held_by: dict[str, dict[str, ClassInfo]] = {}
+        self._by_name: dict[str, list[MemberCall]] = defaultdict(list)
+        held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] = {}
         for info in project.classes.values():
             if info.record.members:
-                held: dict[str, ClassInfo] = {}
+                held: dict[str, tuple[ClassInfo, bool]] = {}
                 for attr, written in info.record.members.items():
-                    node = project.resolve_name(info.file, written, scope=info.record.qualname)
+                    node = project.resolve_name(info.file, written.removesuffix("()"),
+                                                scope=info.record.qualname)
                     if isinstance(node, ClassInfo):
-                        held[attr] = node
+                        held[attr] = (node, written.endswith("()"))
                 held_by[info.fq] = held
         for info in project.classes.values():
-            types: dict[str, ClassInfo] = {}
+            types: dict[str, tuple[ClassInfo, bool]] = {}
             for node in reversed(project.mro(info)):  # nearest declaration wins
                 if isinstance(node, ClassInfo):
                     types.update(held_by.get(node.fq, {}))
@@ -489,11 +524,11 @@ class _MemberCalls:
             for caller in info.record.methods.values():
                 for call in caller.calls:
                     if call.receiver == "member" and call.explicit_base in types:
-                        self._by_name[call.name].append(
-                            (info, caller, call, types[call.explicit_base]))
+                        held_class, exact = types[call.explicit_base]
+                        self._by_name[call.name].append((info, caller, call, held_class, exact))
         self.names = frozenset(self._by_name)
 
-    def of(self, name: str) -> list[tuple[ClassInfo, MethodRecord, CallSite, ClassInfo]]:
+    def of(self, name: str) -> list[MemberCall]:
         return self._by_name.get(name, [])
 
 
