@@ -61,3 +61,41 @@ def test_staged_rename_fails_the_commit(
     ok = subprocess.run(["git", "commit", "-m", "Rename build_tables"], cwd=repo.root, env=env,
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def readme_hook_config() -> str:
+    """The ``.pre-commit-config.yaml`` block of the README's pre-commit paragraph."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("As a pre-commit hook"):]
+    start = section.index("```yaml\n") + len("```yaml\n")
+    return section[start:section.index("```", start)]
+
+
+def test_readme_snippet_is_true(git_repo: Callable[..., GitRepo], tmp_path: Path) -> None:
+    """The README's snippet, as written, blocks the rename; ``fix --staged`` then repairs it
+    and the commit goes through. It names no tag (none exists) and no network repository."""
+    config = readme_hook_config()
+    assert "rev:" not in config and "repo: local" in config
+    for tag in ("v0.1.0", "v0.1"):
+        assert subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{tag}"],
+                              cwd=ROOT, capture_output=True).returncode != 0
+    repo = git_repo()
+    repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": BASE,
+                                "plugins/__init__.py": "", "plugins/sparse.py": CHILD,
+                                ".pre-commit-config.yaml": config})
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    subprocess.run(["pre-commit", "install"], cwd=repo.root, env=env, check=True,
+                   capture_output=True)
+    repo.write({"core/manager.py": BASE.replace("build_tables", "prepare_tables")})
+    repo.git("add", "core/manager.py")
+    blocked = subprocess.run(["git", "commit", "-m", "Rename"], cwd=repo.root, env=env,
+                             capture_output=True, text=True)
+    assert blocked.returncode != 0 and "plugins/sparse.py" in blocked.stdout + blocked.stderr
+    fixed = subprocess.run(["hookguard", "fix", "--staged"], cwd=repo.root, env=env,
+                           capture_output=True, text=True)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    repo.git("add", "plugins/sparse.py")
+    ok = subprocess.run(["git", "commit", "-m", "Rename"], cwd=repo.root, env=env,
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -372,4 +372,12 @@ def test_ci_doc_workflow_is_valid_yaml() -> None:
                   if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@"))
     assert upload["if"] == "always()"
     pre_commit = next(yaml.safe_load(b) for b in blocks if "repos:" in b)
-    assert pre_commit["repos"][0]["hooks"] == [{"id": "hookguard"}]
+    (local,) = pre_commit["repos"]
+    assert local["repo"] == "local" and "rev" not in local  # no release is tagged yet
+    (hook,) = local["hooks"]
+    manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())[0]
+    for key in ("id", "entry", "pass_filenames", "require_serial", "types"):
+        assert hook[key] == manifest[key], key  # the same hook as the published one
+    assert hook["language"] == "system"
+    html_step = next(s for s in steps if "report --html" in str(s.get("run", "")))
+    assert html_step["if"] == "always()" and "--exit-zero" in html_step["run"]
