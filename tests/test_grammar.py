@@ -83,3 +83,28 @@ def test_except_star_and_nested_fstrings_keep_line_numbers() -> None:
     methods = record.classes[0].methods
     assert methods["g"].line == 7
     assert [a.attr for a in methods["f"].self_assigns] == ["x"]
+
+
+def test_python_314_and_315_syntax_is_repaired_line_by_line() -> None:
+    source = (
+        "lazy import json\n"
+        "lazy from os import path\n"
+        "\n"
+        "class Base:\n"
+        "    def run(self, rows):\n"
+        "        merged = [*row for row in rows]\n"
+        "        try:\n"
+        "            return self.render(t\"{merged}\", width=2)\n"
+        "        except ValueError, TypeError:\n"
+        "            return None\n"
+        "\n"
+        "    def render(self, text, width=1):\n"
+        "        return text\n"
+    )
+    record = extract("new.py", "new", False, source.encode())
+    assert record.error is None, record.error
+    (klass,) = record.classes
+    (call,) = [c for c in klass.methods["run"].calls if c.name == "render"]
+    assert (call.line, call.keywords) == (8, ("width",))
+    assert klass.methods["render"].line == 12
+    assert {"json", "path"} <= record.module_names

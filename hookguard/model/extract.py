@@ -788,12 +788,16 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
 def _parse_newer_grammar(text: str, path: str) -> ast.Module:
     """Parse a file the running ``ast`` rejects but newer Python accepts (see
     :mod:`hookguard.model.grammar`); re-raise the original error for real syntax errors."""
-    from hookguard.model.grammar import downgrade
+    from hookguard.model.grammar import downgrade, repair
 
-    older = downgrade(text)
-    if older is None:
-        return ast.parse(text, filename=path)  # raises the interpreter's own SyntaxError
-    return ast.parse(older, filename=path)
+    try:
+        return ast.parse(downgrade(text) or repair(text), filename=path)
+    except SyntaxError:
+        try:
+            return ast.parse(repair(text), filename=path)
+        except SyntaxError:
+            pass
+    return ast.parse(text, filename=path)  # raises the interpreter's own SyntaxError
 
 
 def _decode(data: bytes) -> str:

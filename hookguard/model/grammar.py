@@ -13,12 +13,60 @@ model, keeping every line where it was:
   comments) keeps its literal text and loses those fields;
 - ``except*`` becomes ``except`` (3.10 cannot parse it).
 
+Grammar newer than libcst's (Python 3.14 and 3.15) is repaired line by line instead, by
+:func:`repair`: ``lazy import`` (PEP 810), template strings (PEP 750), ``except A, B:``
+(PEP 758) and unpacking in comprehensions (PEP 798) become the nearest older syntax.
+
 This module is imported (and libcst with it) only for a file the running ``ast`` rejected.
 """
 
 from __future__ import annotations
 
+import io
+import itertools
+import re
+import tokenize
+
 import libcst as cst
+
+_LAZY = re.compile(r"^(\s*)lazy(\s+)(?=(?:import|from)\b)", re.MULTILINE)
+_EXCEPT_TUPLE = re.compile(r"^(\s*except\*?\s+)(?!\()([^:#]+?,[^:#]+?)(\s*:)", re.MULTILINE)
+_COMPREHENSION_UNPACK = re.compile(r"([\[{(]\s*)\*{1,2}(?=[\w.()\[\]]+\s+(?:async\s+)?for\b)")
+_TEMPLATE_PREFIX = re.compile(r"^(?:[tT][rR]?|[rR][tT])$")
+
+
+def repair(text: str) -> str:
+    """``text`` with the newest syntax the model does not need rewritten into older syntax,
+    every line kept where it was. Only for a file every parser rejected."""
+    text = _LAZY.sub(lambda m: m.group(1), text)
+    text = _EXCEPT_TUPLE.sub(
+        lambda m: m.group(1) + ("(" + m.group(2) + ")" if " as " not in m.group(2)
+                                else m.group(2)) + m.group(3), text)
+    text = _COMPREHENSION_UNPACK.sub(lambda m: m.group(1), text)
+    return _template_strings(text)
+
+
+def _template_strings(text: str) -> str:
+    """``t"..."`` -> ``f"..."``: old tokenizers read the prefix as a name before a string."""
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    for token, following in itertools.pairwise(tokens):
+        if (
+            token.type == tokenize.NAME
+            and _TEMPLATE_PREFIX.match(token.string)
+            and following.type == tokenize.STRING
+            and following.start == token.end
+        ):
+            row, col = token.start
+            edits.append((row - 1, col, token.string.replace("t", "f").replace("T", "f")))
+    for row, col, prefix in reversed(edits):
+        line = lines[row]
+        lines[row] = line[:col] + prefix + line[col + len(prefix):]
+    return "".join(lines)
 
 
 def downgrade(text: str) -> str | None:
