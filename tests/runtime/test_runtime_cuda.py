@@ -166,3 +166,37 @@ def test_every_variant_on_cuda_through_enforce(fixture_contracts: list[HookContr
     with enforce(fixture_contracts), pytest.raises(ContractViolation) as info:
         kvf.StaleM3KVCacheManagerV2()
     assert [v.kind for v in info.value.violations] == ["stale-override"]
+
+
+def test_generated_checks_on_cuda_sync_never_for_metadata_once_for_values(
+    fixture_contracts: list[HookContract],
+) -> None:
+    from hookguard.runtime.codegen import generate
+
+    manager = kvf.FixedM3KVCacheManagerV2(enable_swa_scratch_reuse=True)
+    compiled = CompiledContract(fixture_contracts[0])
+    fast = generate(
+        compiled, type(manager), KVCacheManagerV2, ("index_mapper_capacity",), {}
+    )
+    assert fast is not None
+    args = (manager.index_mapper_capacity,)
+    assert "is_pinned()" in fast.source and "is_cuda" in fast.source
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    assert fast.metadata(manager, args)
+    torch.cuda.set_sync_debug_mode("default")
+    assert count_syncs(lambda: fast.full(manager, args)) == 1
+    assert count_syncs(lambda: hand_written_values(manager)) == 2
+    manager._device_copy_idx_staging[1] = 7  # a CUDA value: found through the one transfer
+    assert count_syncs(lambda: fast.full(manager, args)) == 1
+    assert not fast.full(manager, args)
+    assert fast.metadata(manager, args)
+    manager.kv_offset = manager.kv_offset.clone()  # no longer pinned
+    assert not fast.metadata(manager, args)
+
+
+def hand_written_values(manager: Any) -> None:
+    """The usual way: one bool() per CUDA check."""
+    assert bool((manager._device_copy_idx_staging == 0).all())
+    positions = manager._device_block_positions
+    assert bool((positions == torch.arange(len(positions), device=positions.device)).all())
