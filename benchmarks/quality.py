@@ -565,10 +565,17 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f} %"
 
 
+_NUMBER = re.compile(r"^(n/a|-?[\d.]+( %)?)$")
+
+
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A markdown table; columns that hold only numbers are right-aligned."""
+    cells = [[str(c).replace("|", "\\|") for c in row] for row in rows]
+    numeric = [bool(cells) and all(_NUMBER.match(row[i]) for row in cells)
+               for i in range(len(header))]
     lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
     return "\n".join(lines)
 
 
