@@ -1,6 +1,7 @@
 """Issue 11: nothing in a checkout or a contract can run code, hang hookguard or poison its
-results. The cache's cases are in ``tests/test_cache.py``, the fixer's in ``tests/test_fix_safety.py``
-and the contract bounds in ``tests/test_contract_bounds.py``."""
+results. The other cases live beside what they test: the cache in ``tests/test_cache.py``, the
+fixer in ``tests/test_fix_safety.py``, contracts in ``tests/test_contract_bounds.py``,
+``tests/test_expression_fuzz.py`` and ``tests/runtime/test_runtime_expression_bounds.py``."""
 
 from __future__ import annotations
 

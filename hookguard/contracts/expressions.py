@@ -4,9 +4,10 @@ the size limits, checked when a contract is loaded.
 An expression is hostile input: it comes from a file in the checkout. :func:`check_expression`
 accepts only whitelisted syntax, within limits on its length, nesting depth and size, and folds
 its constant parts under the same limits that bound evaluation (:func:`bounded_pow`,
-:func:`bounded_mul`, :data:`MAX_ITEMS`), so ``10**10**10``, ``sum(range(10**15))`` or
-``[0]*(3*10**8)`` are contract errors at load time, naming the file and line. What depends on
-run-time values is bounded by :mod:`hookguard.runtime.expr` with the same helpers.
+:func:`bounded_mul`, :func:`bounded_add`, :func:`bounded_mod`, :data:`MAX_ITEMS`), so
+``10**10**10``, ``sum(range(10**15))`` or ``[0]*(3*10**8)`` are contract errors at load time,
+naming the file and line. What depends on run-time values is bounded by
+:mod:`hookguard.runtime.expr` with the same helpers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ __all__ = [
     "MAX_ITEMS",
     "MAX_NODES",
     "ExpressionLimit",
+    "bounded_add",
+    "bounded_mod",
     "bounded_mul",
     "bounded_pow",
     "check_expression",
@@ -80,6 +83,28 @@ def bounded_mul(left: Any, right: Any) -> Any:
                 f"{MAX_ITEMS} items"
             )
     return left * right
+
+
+def bounded_add(left: Any, right: Any) -> Any:
+    """``left + right``, refused when integers exceed :data:`MAX_INT_BITS` or a joined
+    sequence exceeds :data:`MAX_ITEMS` items."""
+    if (
+        isinstance(left, str | bytes | list | tuple)
+        and isinstance(right, str | bytes | list | tuple)
+        and len(left) + len(right) > MAX_ITEMS
+    ):
+        raise ExpressionLimit(f"joining sequences of over {MAX_ITEMS} items")
+    value = left + right
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+        raise ExpressionLimit(f"a sum is larger than {MAX_INT_BITS} bits")
+    return value
+
+
+def bounded_mod(left: Any, right: Any) -> Any:
+    """``left % right``; ``%`` string formatting (``'%0999999999d' % 1``) is refused."""
+    if isinstance(left, str | bytes):
+        raise ExpressionLimit("'%' formatting of strings is not allowed in expressions")
+    return left % right
 
 
 def range_length(args: tuple[Any, ...]) -> int | None:
@@ -291,7 +316,7 @@ def check_expression(text: str, *, dimension: bool = False) -> ast.Expression:
     for node in ast.walk(tree):
         if not isinstance(node, allowed):
             raise ValueError(f"{what} {text!r} uses {type(node).__name__}, which is not allowed")
-        if isinstance(node, ast.Name) and node.id.startswith("__"):
+        if isinstance(node, ast.Name) and node.id.startswith(("__", "_hg_")):
             raise ValueError(f"{what} {text!r} uses the name {node.id!r}, which is not allowed")
         if isinstance(node, ast.Attribute) and node.attr not in EXPR_ATTRIBUTES:
             raise ValueError(
@@ -389,10 +414,14 @@ def _fold(node: ast.AST) -> Any:
                 return bounded_pow(left, right)
             if isinstance(node.op, ast.Mult):
                 return bounded_mul(left, right)
-            if isinstance(node.op, ast.Add | ast.Sub):
-                value = left + right if isinstance(node.op, ast.Add) else left - right
+            if isinstance(node.op, ast.Add):
+                return bounded_add(left, right)
+            if isinstance(node.op, ast.Mod):
+                return bounded_mod(left, right)
+            if isinstance(node.op, ast.Sub):
+                value = left - right
                 if type(value) is int and value.bit_length() > MAX_INT_BITS:
-                    raise ExpressionLimit(f"a sum is larger than {MAX_INT_BITS} bits")
+                    raise ExpressionLimit(f"a difference is larger than {MAX_INT_BITS} bits")
                 return value
         except ExpressionLimit:
             raise

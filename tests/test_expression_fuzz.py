@@ -1,0 +1,152 @@
+"""Fuzzing contract expressions (issue 11, cases 4-6): whatever a contract says, loading it and
+evaluating it stay within time and memory bounds, and it never calls a method of the checked
+object it was not meant to.
+
+Expressions are drawn from a grammar over the whitelisted syntax with hostile ingredients: huge
+literals and values, deep nesting, ``range``/repetition/allocation bombs, methods of the
+checked object passed as ``key=``. The budget is ``HOOKGUARD_FUZZ_EXAMPLES`` (default 150,
+derandomized: CI runs the same examples every time); ``benchmarks/fuzz_expressions.py`` runs a
+large random budget and reports the worst time and memory seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import time
+import tracemalloc
+from typing import Any
+
+import pytest
+
+pytest.importorskip("hypothesis")
+torch = pytest.importorskip("torch")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hookguard.runtime.expr import MAX_SECONDS, Expression, Namespace  # noqa: E402
+
+EXAMPLES = int(os.environ.get("HOOKGUARD_FUZZ_EXAMPLES", "150"))
+RANDOM = os.environ.get("HOOKGUARD_FUZZ_RANDOM") == "1"
+REPORT = os.environ.get("HOOKGUARD_FUZZ_REPORT")
+LOAD_SECONDS = 1.0  # loading one expression (parse, whitelist, limits, constant folding)
+EVAL_SECONDS = MAX_SECONDS + 1.0  # the deadline, plus the one operation that may overrun it
+PYTHON_HEAP_MIB = 256  # peak Python allocations while loading and evaluating one expression
+RSS_GROWTH_MIB = 1024  # growth of the process's peak RSS over the whole run (torch included)
+
+
+class Checked:
+    """The object a contract checks; its methods must never run from an expression."""
+
+    def __init__(self) -> None:
+        self.x = torch.arange(12).reshape(3, 4)
+        self.flags = torch.ones(5, dtype=torch.bool)
+        self.n = 10**15
+        self.k = 40
+        self.items = [1, 2, 3]
+        self.name = "kv"
+        self.table = {"a": 1}
+        self.calls: list[str] = []
+
+    def shell(self, *args: Any, **kwargs: Any) -> int:
+        self.calls.append("shell")
+        return 0
+
+    def _private(self, *args: Any, **kwargs: Any) -> int:
+        self.calls.append("_private")
+        return 0
+
+    def hook(self, *args: Any, **kwargs: Any) -> int:
+        self.calls.append("hook")
+        return 0
+
+
+NAMES = ["x", "flags", "n", "k", "items", "name", "table", "shell", "_private", "hook", "torch"]
+LITERALS = ["0", "1", "2", "3", "-1", "10", "40", "64", "1000", "10**6", "10**9", "10**15",
+            "2**40", "2**64", "10**100", "0.5", "1e308", "'a'", "'%999999999d'", "None", "True",
+            "[0]", "[1, 2]", "()", "(1,)"]
+BUILTINS = ["len", "min", "max", "abs", "all", "any", "sum", "int", "float", "bool", "list",
+            "tuple", "range", "sorted", "set", "round", "isinstance"]
+METHODS = ["sum", "all", "any", "max", "min", "numel", "tolist", "flatten", "unique",
+           "cumsum", "item", "count", "index", "get", "keys", "items", "reshape", "size",
+           "to", "long", "eq", "abs", "values"]
+TORCH = ["arange", "zeros", "ones", "full", "tensor", "stack", "cat", "where", "int32",
+         "float32", "bool"]
+BINARY = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=",
+          " and ", " or ", " in ", " not in ", " is "]
+
+atoms = st.sampled_from(LITERALS) | st.sampled_from(NAMES)
+
+
+def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    args = st.lists(inner, max_size=3).map(", ".join)
+    keyword = st.tuples(st.sampled_from(["key", "default", "start", "dtype"]), inner).map(
+        lambda kv: f"{kv[0]}={kv[1]}")
+    call_args = st.tuples(args, st.lists(keyword, max_size=1)).map(
+        lambda t: ", ".join(filter(None, [t[0], *t[1]])))
+    return st.one_of(
+        st.tuples(inner, st.sampled_from(BINARY), inner).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
+        st.tuples(st.sampled_from(["-", "not ", "~"]), inner).map(lambda t: f"{t[0]}({t[1]})"),
+        st.tuples(st.sampled_from(BUILTINS), call_args).map(lambda t: f"{t[0]}({t[1]})"),
+        st.tuples(inner, st.sampled_from(METHODS), call_args).map(
+            lambda t: f"({t[0]}).{t[1]}({t[2]})"),
+        st.tuples(st.sampled_from(TORCH), call_args).map(lambda t: f"torch.{t[0]}({t[1]})"),
+        st.tuples(inner, inner).map(lambda t: f"({t[0]})[{t[1]}]"),
+        st.tuples(inner, inner, inner).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),
+        st.lists(inner, max_size=4).map(lambda items: f"[{', '.join(items)}]"),
+    )
+
+
+expressions = st.recursive(atoms, _compound, max_leaves=24) | st.tuples(
+    st.sampled_from(["-", "not ", "(", "[", "abs("]), st.integers(1, 3000)
+).map(lambda t: t[0] * t[1] + "1" + {"(": ")", "[": "]", "abs(": ")"}.get(t[0], "") * t[1])
+
+_worst = {"examples": 0, "loaded": 0, "load_s": 0.0, "eval_s": 0.0, "heap_mib": 0.0}
+_rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM,
+          suppress_health_check=list(HealthCheck), database=None)
+@given(expressions)
+def test_any_expression_is_bounded_and_calls_nothing_it_should_not(text: str) -> None:
+    obj = Checked()
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        try:
+            expression = Expression(text)
+        except ValueError:
+            expression = None
+        loaded = time.perf_counter()
+        if expression is not None:
+            # A failing expression is a violation the run reports: only the bounds matter.
+            with contextlib.suppress(Exception):
+                expression(Namespace({"torch": torch}, obj))
+        finished = time.perf_counter()
+        heap = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    _worst["examples"] += 1
+    _worst["loaded"] += expression is not None
+    _worst["load_s"] = max(_worst["load_s"], loaded - started)
+    _worst["eval_s"] = max(_worst["eval_s"], finished - loaded)
+    _worst["heap_mib"] = max(_worst["heap_mib"], heap)
+    assert loaded - started < LOAD_SECONDS, text
+    assert finished - loaded < EVAL_SECONDS, text
+    assert heap < PYTHON_HEAP_MIB, text
+    assert obj.calls == [], text
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert rss - _rss_start < RSS_GROWTH_MIB, text
+
+
+def test_zz_report_the_worst_case() -> None:
+    """Writes what the fuzz run saw (``HOOKGUARD_FUZZ_REPORT``), for the benchmark."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _worst["rss_growth_mib"] = rss - _rss_start
+    if REPORT:
+        with open(REPORT, "w") as handle:
+            json.dump(_worst, handle, indent=2)
+    assert _worst["examples"] >= min(EXAMPLES, 1)
