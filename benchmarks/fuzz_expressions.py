@@ -37,7 +37,8 @@ def main() -> int:
             print(f"expressions: {worst['examples']} ({worst['loaded']} loaded, the rest refused)")
             print(f"worst load: {worst['load_s'] * 1000:.1f} ms; worst evaluation: "
                   f"{worst['eval_s'] * 1000:.1f} ms; worst Python heap: "
-                  f"{worst['heap_mib']:.1f} MiB; peak RSS growth: {worst['rss_growth_mib']:.0f} MiB")
+                  f"{worst['heap_mib']:.1f} MiB; peak RSS growth: "
+                  f"{worst['rss_growth_mib']:.0f} MiB")
     return proc.returncode
 
 
