@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["FastCheck", "generate"]
 
 #: Host tensors up to this many elements are checked as Python lists (cheaper than torch ops).
-SMALL = 64
+SMALL = 256
 
 Check = Callable[[object, tuple[Any, ...]], bool]
 
@@ -68,13 +68,11 @@ def _ident(name: str) -> bool:
 
 
 def _host_items(value: torch.Tensor) -> list[Any]:
-    if value.dim() == 1:
-        items: list[Any] = value.tolist()
-        return items
-    if value.dim() == 0:
-        return [value.item()]
-    flat: list[Any] = value.reshape(-1).tolist()
-    return flat
+    """The elements of a host tensor as a flat list (``tolist``: no torch operation)."""
+    items: Any = value.tolist()
+    for _ in range(value.dim() - 1):
+        items = [x for row in items for x in row]
+    return items if isinstance(items, list) else [items]
 
 
 def _scalars(value: object) -> list[Any] | None:
@@ -262,6 +260,7 @@ class _Writer:
         }
         self.names: dict[str, str] = {}  # dimension name or expression text -> local
         self.field_locals: dict[str, str] = {}
+        self.values = False  # writing the function with value checks
 
     def const(self, prefix: str, value: Any) -> str:
         for key, known in self.consts.items():
@@ -320,6 +319,8 @@ class _Writer:
                 lines.append(f"    {local} = getattr(obj, {name!r}, None)")
             lines.append(f"    if {local}.__class__ is not int:")
             lines.append(f"        {local} = _as_int({local})")
+            if self.values and name not in params:
+                lines.append(f"    u_{name} = {local} is None")  # unresolved: may be bound
         for index, dim in enumerate(exprs):
             assert dim.expr is not None
             local = f"e_{index}"
@@ -503,6 +504,7 @@ class _Writer:
         compiled = self.compiled
         self.names = {}
         self.field_locals = {}
+        self.values = values and compiled.has_values
         main = self.active(compiled.fields)
         clauses = [(attr, self.active(fields), inv) for attr, fields, inv in compiled.when]
         every = main + [f for _, fields, _ in clauses for f in fields]
@@ -555,9 +557,7 @@ class _Writer:
         for name, local in self.names.items():
             if _ident(name) and name not in params:
                 # a name no attribute resolves was bound from a shape: the exact checker's `bound`
-                body.append(
-                    f"    if {local} is not None and _as_int(getattr(obj, {name!r}, None)) is None:"
-                )
+                body.append(f"    if u_{name} and {local} is not None:")
                 body.append(f"        names[{name!r}] = {local}")
         for spec in main:
             body.append(f"    names[{spec.name!r}] = {self.field_locals[spec.name]}")
