@@ -108,3 +108,11 @@ def test_python_314_and_315_syntax_is_repaired_line_by_line() -> None:
     assert (call.line, call.keywords) == (8, ("width",))
     assert klass.methods["render"].line == 12
     assert {"json", "path"} <= record.module_names
+
+
+def test_hostile_nesting_is_an_error_line_not_a_crash() -> None:
+    brackets = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
+    blocks = "".join(" " * i + "if x:\n" for i in range(300)) + " " * 300 + "pass\n"
+    for source in (brackets, blocks):
+        record = extract("deep.py", "deep", False, source.encode())
+        assert record.error is not None and record.classes == []

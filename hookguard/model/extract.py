@@ -768,10 +768,14 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
             raise ValueError("file contains NUL bytes (binary, not Python source)")
         try:
             tree = ast.parse(data, filename=path)
+        except SyntaxError as original:
+            try:
+                text = _decode(data)
+            except (SyntaxError, UnicodeDecodeError):
+                raise original from None
+            tree = _parse_newer_grammar(text, path, original)
+        else:
             text = _decode(data)
-        except SyntaxError:
-            text = _decode(data)
-            tree = _parse_newer_grammar(text, path)
         return _FileExtractor(path, module, is_package, text).run(tree)
     except SyntaxError as exc:
         line = exc.lineno or 0
@@ -785,19 +789,19 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
         return _error(path, module, is_package, message, 0)
 
 
-def _parse_newer_grammar(text: str, path: str) -> ast.Module:
+def _parse_newer_grammar(text: str, path: str, original: SyntaxError) -> ast.Module:
     """Parse a file the running ``ast`` rejects but newer Python accepts (see
-    :mod:`hookguard.model.grammar`); re-raise the original error for real syntax errors."""
+    :mod:`hookguard.model.grammar`); raise the interpreter's own error for real syntax errors."""
     from hookguard.model.grammar import downgrade, repair
 
-    try:
-        return ast.parse(downgrade(text) or repair(text), filename=path)
-    except SyntaxError:
-        try:
-            return ast.parse(repair(text), filename=path)
-        except SyntaxError:
-            pass
-    return ast.parse(text, filename=path)  # raises the interpreter's own SyntaxError
+    for attempt in (downgrade, repair):
+        older = attempt(text)
+        if older is not None and older != text:
+            try:
+                return ast.parse(older, filename=path)
+            except SyntaxError:
+                continue
+    raise original
 
 
 def _decode(data: bytes) -> str:

@@ -72,11 +72,32 @@ def _template_strings(text: str) -> str:
 def downgrade(text: str) -> str | None:
     """``text`` rewritten into syntax the running ``ast`` parses, or None when libcst cannot
     parse it either: a real syntax error."""
+    if _too_deep(text):
+        return None  # libcst's native parser recurses in C: deep nesting would crash it
     try:
         module = cst.parse_module(text)
     except Exception:  # ParserSyntaxError, and others on odd input
         return None
     return module.visit(_Downgrade()).code
+
+
+_MAX_NESTING = 100  # CPython itself refuses 200 nested brackets; real code stays far below
+
+
+def _too_deep(text: str) -> bool:
+    """Whether brackets or indented blocks nest deeper than real code does (a bracket inside a
+    string counts too: an overestimate only means no libcst fallback for that file)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    if deepest > _MAX_NESTING:
+        return True
+    indents = {len(line) - len(line.lstrip(" \t")) for line in text.splitlines() if line.strip()}
+    return len(indents) > _MAX_NESTING
 
 
 class _Downgrade(cst.CSTTransformer):
