@@ -63,7 +63,9 @@ def test_exit_code_still_reflects_findings_with_bad_files(tmp_path: Path) -> Non
     write_tree(tmp_path, {"syntax.py": "def broken(:\n"})
     clean = subprocess.run([sys.executable, "-m", "hookguard", "audit", "--format", "json"],
                            cwd=tmp_path, capture_output=True, text=True)
-    assert clean.returncode == 0 and len(json.loads(clean.stdout)["errors"]) == 1
+    # A file that cannot be analysed fails the run, as in ruff and mypy: never a silent pass.
+    assert clean.returncode == 1 and len(json.loads(clean.stdout)["errors"]) == 1
+    assert "1 file not analysed" in clean.stderr
     write_tree(tmp_path, {"good.py": STALE})
     stale = subprocess.run([sys.executable, "-m", "hookguard", "audit"], cwd=tmp_path,
                            capture_output=True, text=True)
