@@ -39,6 +39,12 @@ def run_fix(args: argparse.Namespace) -> int:
         options_from(_with_defaults(args)),
         reuse_results=False,  # the fixer needs the class model, not only the findings
     )
+    if not dry_run:  # finish a run that was interrupted, before looking at the code
+        from hookguard.engine import Workspace
+        from hookguard.fix.apply import recover
+
+        for note in recover(Workspace.open(paths[0]).root):
+            print(f"hookguard: note: {note}", file=sys.stderr)
     result = audit(paths, options)
     findings = result.findings
     for note in result.notes:

@@ -1,21 +1,46 @@
-"""Read, fix, diff and atomically write the files the findings point at."""
+"""Read, fix, diff and write the files the findings point at: all of a family or nothing.
+
+Writing is a small transaction, safe to interrupt and to race:
+
+1. every file to change is checked first: a regular file inside the checkout, reached through
+   no symbolic link, writable (a read-only file is refused, never rewritten);
+2. a journal names every file of the run with the hashes of its old and new contents, and
+   every new content is staged next to its file (``.name.hgfix-xxxxxxxx``) and synced;
+3. just before the renames, each file is read again: a file edited since ``fix`` read it is
+   refused with its whole family (nothing of that rename is written);
+4. the staged files replace the originals (``os.replace``), the journal goes.
+
+A run killed during 2 leaves nothing changed (the next run removes the staged files); killed
+during 4, the next ``fix`` completes the renames the journal names (:func:`recover`), so a
+family is never left half-renamed. A directory that cannot be written is a clear error before
+any file changes. The journal lives in ``.git/`` (never in the checkout's files) when there is
+one.
+
+libcst reproduces a file byte for byte except, rarely, blank lines in a file that mixes tabs
+and spaces; then only the lines the fix changed are carried over onto the original bytes, so
+whitespace the fix does not touch is kept.
+"""
 
 from __future__ import annotations
 
 import ast
 import contextlib
 import difflib
+import hashlib
+import json
 import os
+import re
+import secrets
 import stat
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from hookguard.errors import UsageError
 from hookguard.findings import Finding
 from hookguard.fix.codemods import fix_module
 from hookguard.fix.plan import Fix, Outcome, RenameFix, plan_fixes
@@ -99,15 +124,46 @@ def fix_findings(
     for fix in fixes:
         if fix.group in excluded and isinstance(fix, RenameFix) and not fix.follows:
             report.outcomes.append(fix.outcome("refused", excluded[fix.group]))
+    changed = {rel: result for rel, (_, result) in results.items()
+               if result is not None and result.changed}
+    skipped: dict[str, str] = {}  # file -> why it was not written (changed under us)
+    if write and changed:
+        skipped = write_files(root, list(changed.values()), _families(by_file, changed))
     for rel, (outcomes, result) in results.items():
+        if rel in skipped:
+            outcomes = [f.outcome("refused", skipped[rel]) if o.status == "fixed" else o
+                        for f, o in zip(by_file[rel], outcomes, strict=True)]
+            assert result is not None
+            result = FileResult(rel, result.before, result.before, result.encoding)
         report.outcomes.extend(o for o in outcomes if o.message)
-        if result is None:
-            continue
-        report.files.append(result)
-        if write and result.changed:
-            write_atomic(root / rel, result.after)
+        if result is not None:
+            report.files.append(result)
     report.outcomes.sort(key=lambda o: (o.path, o.line, o.code))
     return report
+
+
+def _families(
+    by_file: dict[str, list[Fix]], changed: dict[str, FileResult]
+) -> list[set[str]]:
+    """The changed files in sets that must be written together: files linked by a fix group
+    (a rename and the overrides and references that follow it)."""
+    parent = {rel: rel for rel in changed}
+
+    def find(rel: str) -> str:
+        while parent[rel] != rel:
+            parent[rel] = parent[parent[rel]]
+            rel = parent[rel]
+        return rel
+
+    first: dict[object, str] = {}
+    for rel in changed:
+        for fix in by_file.get(rel, ()):
+            other = first.setdefault(fix.group, rel)
+            parent[find(rel)] = find(other)
+    families: dict[str, set[str]] = {}
+    for rel in changed:
+        families.setdefault(find(rel), set()).add(rel)
+    return list(families.values())
 
 
 def _group_reason(fix: Fix, outcome: Outcome) -> str:
@@ -124,6 +180,9 @@ def fix_file(root: Path, rel: str, fixes: Sequence[Fix]) -> tuple[list[Outcome],
     def refuse_all(reason: str) -> tuple[list[Outcome], None]:
         return [f.outcome("refused", reason) for f in fixes], None
 
+    unsafe = unsafe_target(root, rel)
+    if unsafe is not None:
+        return refuse_all(unsafe)
     try:
         before = (root / rel).read_bytes()
     except OSError as exc:
@@ -134,6 +193,14 @@ def fix_file(root: Path, rel: str, fixes: Sequence[Fix]) -> tuple[list[Outcome],
         return refuse_all(f"libcst cannot parse {rel} (line {exc.raw_line}): fix by hand")
     new_module, outcomes = fix_module(module, fixes)
     after = new_module.bytes
+    if after != before and module.bytes != before:
+        # libcst did not reproduce the file exactly (blank lines in a file mixing tabs and
+        # spaces): carry only the changed lines over onto the original bytes.
+        carried = carry_over(before, module.bytes, after)
+        if carried is None:
+            return refuse_all(f"libcst cannot reproduce {rel} exactly (mixed tabs and "
+                              "spaces?) and the fix touches what it changes: fix by hand")
+        after = carried
     if after != before:
         try:
             ast.parse(after, filename=rel)
@@ -142,19 +209,229 @@ def fix_file(root: Path, rel: str, fixes: Sequence[Fix]) -> tuple[list[Outcome],
     return outcomes, FileResult(rel, before, after, module.encoding)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically, keeping its permission bits."""
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".hgfix")
+def carry_over(original: bytes, roundtrip: bytes, changed: bytes) -> bytes | None:
+    """Apply the line edits that turn ``roundtrip`` into ``changed`` to ``original``, where
+    ``roundtrip`` is ``original`` as a tool reproduced it (some whitespace lost). None when an
+    edit touches a line the reproduction did not keep as it was."""
+    source = original.splitlines(keepends=True)
+    before = roundtrip.splitlines(keepends=True)
+    after = changed.splitlines(keepends=True)
+    kept: dict[int, int] = {}  # line of ``before`` -> the same line in ``source``
+    matcher = difflib.SequenceMatcher(None, source, before, autojunk=False)
+    for tag, i1, _, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            kept.update((j1 + k, i1 + k) for k in range(j2 - j1))
+    out: list[bytes] = []
+    position = 0
+    edits = difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes()
+    for tag, j1, j2, k1, k2 in edits:
+        if tag == "equal":
+            continue
+        if j2 > j1:
+            lines = [kept.get(j) for j in range(j1, j2)]
+            if any(line is None for line in lines):
+                return None
+            start, end = lines[0], lines[-1]
+            assert start is not None and end is not None
+            if end - start != j2 - j1 - 1:
+                return None  # the replaced lines are not contiguous in the original
+            end += 1
+        elif j1 in kept:
+            start = end = kept[j1]
+        elif j1 - 1 in kept:
+            start = end = kept[j1 - 1] + 1
+        else:
+            return None
+        if start < position:
+            return None
+        out.extend(source[position:start])
+        out.extend(after[k1:k2])
+        position = end
+    out.extend(source[position:])
+    return b"".join(out)
+
+
+# -- writing: all of a family or nothing -----------------------------------------------------
+class FixAborted(UsageError):
+    """Nothing could be written (a directory that is not writable): exit 2, nothing changed."""
+
+
+_STAGED = re.compile(r"\.(.+)\.hgfix-[0-9a-f]{16}")
+
+
+def unsafe_target(root: Path, rel: str) -> str | None:
+    """Why ``fix`` must not write ``rel``, or None."""
+    path = root / rel
+    real_root = os.path.realpath(root)
+    if os.path.realpath(path) != os.path.join(real_root, *Path(rel).parts):
+        if os.path.islink(path):
+            return f"{rel} is a symbolic link: fix by hand"
+        return f"{rel} is reached through a symbolic link: fix by hand"
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"cannot read {rel}: {exc.strerror or exc}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{rel} is not a regular file"
+    if not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+        return f"{rel} is read-only: fix by hand, or make it writable"
+    return None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def journal_path(root: Path) -> Path:
+    """Where a run's journal lives: in ``.git/`` when the checkout has one."""
+    git = root / ".git"
+    if git.is_dir() and not git.is_symlink():
+        return git / "hookguard-fix-journal.json"
+    return root / ".hookguard-fix-journal.json"
+
+
+def _write_journal(path: Path, journal: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(journal, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)  # replaces a link, never writes through one
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _stage(path: Path, data: bytes, mode: int) -> Path:
+    staged = path.with_name(f".{path.name}.hgfix-{secrets.token_hex(8)}")
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        os.chmod(staged, mode)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(staged)
         raise
+    return staged
+
+
+def write_files(root: Path, files: Sequence[FileResult], families: Sequence[set[str]]
+                ) -> dict[str, str]:
+    """Write ``files`` (all changed) family by family, all or nothing; the files left alone
+    because they changed since ``fix`` read them, with the reason. Raises
+    :class:`FixAborted`, having changed nothing, when something cannot be written."""
+    by_path = {f.path: f for f in files}
+    journal_file = journal_path(root)
+    entries: list[dict[str, str]] = []
+    staged: list[Path] = []
+    journal: dict[str, Any] = {"version": 1, "state": "staging", "entries": entries}
+    for directory in sorted({journal_file.parent, *((root / f.path).parent for f in files)}):
+        # Also as root, who may write anywhere: a directory without write permission is
+        # read-only to ``fix`` (and would fail part-way for anyone else).
+        if not os.stat(directory).st_mode & stat.S_IWUSR or not os.access(directory, os.W_OK):
+            raise FixAborted(f"cannot write {directory}: the directory is read-only; "
+                             "nothing was changed")
+    try:
+        _write_journal(journal_file, journal)
+        for result in files:
+            unsafe = unsafe_target(root, result.path)
+            if unsafe is not None:  # became unsafe since it was read
+                raise OSError(0, unsafe)
+            target = root / result.path
+            mode = stat.S_IMODE(target.stat().st_mode)
+            temp = _stage(target, result.after, mode)
+            staged.append(temp)
+            entries.append({"path": result.path, "temp": temp.name,
+                            "before": _digest(result.before), "after": _digest(result.after)})
+            _write_journal(journal_file, journal)
+        journal["state"] = "renaming"
+        _write_journal(journal_file, journal)
+    except OSError as exc:
+        for temp in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+        with contextlib.suppress(OSError):
+            os.unlink(journal_file)
+        where = exc.filename or journal_file.parent
+        raise FixAborted(f"cannot write {where}: {exc.strerror or exc}; nothing was changed"
+                         ) from None
+    temps = {entry["path"]: root / Path(entry["path"]).parent / entry["temp"]
+             for entry in entries}
+    skipped: dict[str, str] = {}
+    for family in families:
+        moved = sorted(rel for rel in family
+                       if _read(root / rel) != by_path[rel].before)
+        if moved:
+            reason = (f"{', '.join(moved)} changed while fix ran: nothing of this fix was "
+                      "written; run fix again")
+            for rel in family:
+                skipped[rel] = reason
+                with contextlib.suppress(OSError):
+                    os.unlink(temps[rel])
+            continue
+        for rel in sorted(family):
+            os.replace(temps[rel], root / rel)
+    os.unlink(journal_file)
+    return skipped
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def recover(root: Path) -> list[str]:
+    """Finish what an interrupted ``fix`` left (see the module's docstring); one note per thing
+    done. A journal naming anything outside the checkout, or not written by ``fix``, is
+    removed without acting on it."""
+    journal_file = journal_path(root)
+    if not journal_file.is_file() or journal_file.is_symlink():
+        return []
+    try:
+        journal = json.loads(journal_file.read_text())
+        state = journal["state"]
+        entries = [(str(e["path"]), str(e["temp"]), str(e["before"]), str(e["after"]))
+                   for e in journal["entries"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        entries, state = [], "unreadable"
+    notes: list[str] = []
+    completed = 0
+    for rel, temp_name, before, after in entries:
+        match = _STAGED.fullmatch(temp_name)
+        if match is None or match.group(1) != Path(rel).name or unsafe_target(root, rel):
+            notes.append(f"{journal_file}: ignored an entry for {rel!r} it cannot vouch for")
+            continue
+        target = root / rel
+        temp = target.parent / temp_name
+        staged = _read(temp) if temp.is_file() and not temp.is_symlink() else None
+        if staged is None:
+            continue
+        current = _read(target)
+        if state == "renaming" and _digest(staged) == after and current is not None and (
+            _digest(current) == before
+        ):
+            os.replace(temp, target)
+            completed += 1
+            continue
+        if state == "renaming" and current is not None and _digest(current) not in (
+            before, after
+        ):
+            notes.append(f"{rel}: changed since an interrupted fix; left as it is")
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    with contextlib.suppress(OSError):
+        os.unlink(journal_file)
+    if completed:
+        notes.append(f"completed an interrupted fix: {completed} "
+                     f"file{'s' * (completed != 1)} written as that run planned")
+    elif state == "staging" and entries:
+        notes.append("removed what an interrupted fix had staged; no file had been changed")
+    return notes
