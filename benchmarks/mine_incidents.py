@@ -1,0 +1,567 @@
+"""Propose candidate hook incidents (and traps) from a repository's git history.
+
+    python benchmarks/mine_incidents.py REPO [--rev REV] [--since DATE] [--max-commits N]
+                                             [--messages] [--limit N]
+
+A tool for people: every candidate it prints must be verified by reading both versions of the
+files (``git show C^:path`` and ``git show C:path``) before it goes into
+``benchmarks/quality/incidents.toml``. It never imports or runs the code it reads: it reads
+``git log -p`` text and parses single files with ``ast``.
+
+Three miners:
+
+* **def removed** (``renamed`` / ``removed``): a commit deletes an indented ``def NAME`` from a
+  file whose previous version calls ``self.NAME`` (so the name was probably a hook of that
+  file's classes), while after the commit some other ``def NAME`` still exists elsewhere in the
+  tree, in a place the commit did not touch. A ``def`` added in the same hunk is shown as the
+  probable new name. When no other definition survives the candidate is printed as a *trap*
+  candidate (every override went with the hook).
+* **call changed** (``new-argument`` / ``dropped-parameter``): a commit replaces a line calling
+  ``self.NAME(...)`` by one that passes a different set of arguments, and after the commit some
+  ``def NAME`` elsewhere cannot bind the new call (too few positional parameters, a missing
+  keyword, or a positional parameter the call no longer fills), with no ``*args`` or
+  ``**kwargs`` to absorb it.
+* **messages** (``--messages``): commits whose message reads like the later fix of such a break
+  ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+DEF_LINE = re.compile(r"^(?P<indent>\s+)(async\s+)?def\s+(?P<name>\w+)\s*\(")
+SELF_CALL = re.compile(r"\bself\.(?P<name>\w+)\(")
+FIX_MESSAGES = (
+    r"never (been )?called|not (being )?called|wasn't called|isn't called|"
+    r"was not called|is not called|never (run|invoked)|not invoked|"
+    r"stale override|override.{0,40}(renamed|removed|ignored|no longer)|"
+    r"rename.{0,40}(in|of) (the )?subclass|subclass.{0,40}(old name|renamed)|"
+    r"unexpected keyword argument|takes \d+ positional arguments? but"
+)
+SKIP_NAMES = frozenset(
+    {"__init__", "setUp", "tearDown", "__repr__", "__str__", "__eq__", "__hash__"}
+)
+
+
+@dataclass
+class FileDiff:
+    """What one commit did to one ``.py`` file, read from ``git log -p -U0``."""
+
+    path: str
+    removed_defs: list[tuple[str, int]] = field(default_factory=list)  # (name, old line)
+    added_defs: list[tuple[str, int]] = field(default_factory=list)  # (name, new line)
+    removed_calls: list[str] = field(default_factory=list)  # whole removed lines calling self.X(
+    added_calls: list[tuple[str, int]] = field(default_factory=list)  # (line text, new line)
+
+
+@dataclass
+class Commit:
+    sha: str
+    subject: str
+    files: list[FileDiff] = field(default_factory=list)
+
+    def touched(self) -> set[str]:
+        return {f.path for f in self.files}
+
+
+@dataclass
+class Candidate:
+    kind: str  # renamed | removed | new-argument | dropped-parameter | trap
+    sha: str
+    subject: str
+    base: str  # path::name as it was before the commit
+    detail: str
+    overrides: list[str]  # path:line of definitions left with the old shape
+
+    def render(self) -> str:
+        lines = [f"{self.kind:17} {self.sha[:12]} {self.subject[:70]}", f"  base: {self.base}"]
+        lines.append(f"  {self.detail}")
+        lines.extend(f"  left: {where}" for where in self.overrides[:8])
+        if len(self.overrides) > 8:
+            lines.append(f"  ... {len(self.overrides) - 8} more")
+        return "\n".join(lines)
+
+
+def git(repo: str, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", repo, *args], capture_output=True, text=True, errors="replace", check=False
+    )
+    return done.stdout
+
+
+def commits(repo: str, rev: str, since: str | None, max_commits: int | None) -> Iterator[Commit]:
+    """Stream non-merge commits with their zero-context ``.py`` diffs."""
+    args = ["log", "--no-merges", "-p", "-U0", "--no-renames", "--format=\x01%H %s", rev]
+    if since:
+        args.append(f"--since={since}")
+    if max_commits:
+        args.append(f"-n{max_commits}")
+    args += ["--", "*.py"]
+    proc = subprocess.Popen(
+        ["git", "-C", repo, *args], stdout=subprocess.PIPE, text=True, errors="replace"
+    )
+    assert proc.stdout is not None
+    current: Commit | None = None
+    diff: FileDiff | None = None
+    old_line = new_line = 0
+    for raw in proc.stdout:
+        line = raw.rstrip("\n")
+        if line.startswith("\x01"):
+            if current is not None:
+                yield current
+            sha, _, subject = line[1:].partition(" ")
+            current, diff = Commit(sha, subject), None
+        elif current is None:
+            continue
+        elif line.startswith("diff --git "):
+            path = line.split(" b/", 1)[-1]
+            diff = FileDiff(path)
+            current.files.append(diff)
+        elif line.startswith("@@") and diff is not None:
+            match = re.match(r"@@ -(?P<old>\d+)(?:,\d+)? \+(?P<new>\d+)", line)
+            if match:
+                old_line, new_line = int(match["old"]), int(match["new"])
+        elif diff is None or line.startswith(("---", "+++")):
+            continue
+        elif line.startswith("-"):
+            record(diff, line[1:], old_line, removed=True)
+            old_line += 1
+        elif line.startswith("+"):
+            record(diff, line[1:], new_line, removed=False)
+            new_line += 1
+    if current is not None:
+        yield current
+    proc.wait()
+
+
+def record(diff: FileDiff, text: str, line: int, *, removed: bool) -> None:
+    match = DEF_LINE.match(text)
+    if match and match["name"] not in SKIP_NAMES:
+        (diff.removed_defs if removed else diff.added_defs).append((match["name"], line))
+    if SELF_CALL.search(text):
+        if removed:
+            diff.removed_calls.append(text.strip())
+        else:
+            diff.added_calls.append((text.strip(), line))
+
+
+def definitions(repo: str, rev: str, name: str) -> list[tuple[str, int]]:
+    """Every indented ``def name(`` at ``rev`` (``.py``, ``.rst``, ``.md`` files): (path, line)."""
+    out = git(
+        repo,
+        "grep",
+        "-n",
+        "-E",
+        rf"^\s+(async\s+)?def {name}\s*\(",
+        rev,
+        "--",
+        "*.py",
+        "*.rst",
+        "*.md",
+        "*.txt",
+    )
+    found = []
+    for row in out.splitlines():
+        parts = row.split(":", 3)  # rev:path:line:text
+        if len(parts) == 4 and parts[2].isdigit():
+            found.append((parts[1], int(parts[2])))
+    return found
+
+
+_SOURCES: dict[tuple[str, str], str] = {}
+
+
+def source(repo: str, rev: str, path: str) -> str:
+    if (rev, path) not in _SOURCES:
+        if len(_SOURCES) > 256:
+            _SOURCES.clear()
+        _SOURCES[rev, path] = git(repo, "show", f"{rev}:{path}")
+    return _SOURCES[rev, path]
+
+
+def calls_self(repo: str, rev: str, path: str, name: str) -> bool:
+    """Does ``path`` at ``rev`` read ``self.name`` anywhere (a call, or a property read)?"""
+    return re.search(rf"\bself\.{name}\b", source(repo, rev, path)) is not None
+
+
+@functools.lru_cache(maxsize=512)
+def parse(repo: str, rev: str, path: str) -> ast.Module | None:
+    if not path.endswith(".py"):
+        return None
+    try:
+        return ast.parse(source(repo, rev, path))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def enclosing_class(tree: ast.Module | None, line: int) -> ast.ClassDef | None:
+    """The innermost class whose body holds a ``def`` starting at ``line``."""
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.ClassDef)
+            and node.lineno <= line <= (node.end_lineno or 0)
+            and any(
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and line in (item.lineno, *(d.lineno for d in item.decorator_list))
+                for item in node.body
+            )
+        ):
+            found = node
+    return found
+
+
+def class_at(tree: ast.Module | None, line: int) -> ast.ClassDef | None:
+    """The innermost class whose source spans ``line``."""
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.ClassDef)
+            and node.lineno <= line <= (node.end_lineno or 0)
+            and (found is None or node.lineno >= found.lineno)
+        ):
+            found = node
+    return found
+
+
+def base_names(node: ast.ClassDef) -> list[str]:
+    names = []
+    for base in node.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name):
+            names.append(base.id)
+        elif isinstance(base, ast.Attribute):
+            names.append(base.attr)
+    return names
+
+
+@functools.lru_cache(maxsize=4096)
+def classes_named(repo: str, rev: str, name: str) -> tuple[tuple[str, ast.ClassDef], ...]:
+    """Every class called ``name`` at ``rev``, with its path (by name: a heuristic, not a model)."""
+    found: list[tuple[str, ast.ClassDef]] = []
+    out = git(repo, "grep", "-n", "-E", rf"^\s*class {name}\b", rev, "--", "*.py")
+    for row in out.splitlines()[:20]:
+        parts = row.split(":", 3)
+        if len(parts) == 4 and parts[2].isdigit():
+            for node in ast.walk(parse(repo, rev, parts[1]) or ast.Module([], [])):
+                if isinstance(node, ast.ClassDef) and node.lineno == int(parts[2]):
+                    found.append((parts[1], node))
+    return tuple(found)
+
+
+def bases_of(repo: str, rev: str, name: str) -> list[str]:
+    return [base for _, node in classes_named(repo, rev, name) for base in base_names(node)]
+
+
+def methods(node: ast.ClassDef) -> set[str]:
+    return {
+        item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+
+
+def ancestors(repo: str, rev: str, node: ast.ClassDef) -> Iterator[tuple[str, ast.ClassDef]]:
+    """In-repo ancestors of ``node`` found by name, nearest first (8 levels at most)."""
+    frontier, seen = base_names(node), {node.name}
+    for _ in range(8):
+        following: list[str] = []
+        for name in frontier:
+            if name in seen:
+                continue
+            seen.add(name)
+            for path, found in classes_named(repo, rev, name):
+                yield path, found
+                following.extend(base_names(found))
+        frontier = following
+
+
+def inherits(repo: str, rev: str, start: list[str], target: str) -> list[str] | None:
+    """A chain of class names from ``start`` up to ``target`` (breadth first, 8 levels)."""
+    frontier = [[name] for name in start]
+    seen: set[str] = set()
+    for _ in range(8):
+        following: list[list[str]] = []
+        for chain in frontier:
+            if chain[-1] == target:
+                return chain
+            if chain[-1] in seen or chain[-1] in {"object", "Module", "ABC", "Generic"}:
+                continue
+            seen.add(chain[-1])
+            following.extend([*chain, up] for up in bases_of(repo, rev, chain[-1]))
+        frontier = following
+    return None
+
+
+def overrides(repo: str, rev: str, name: str, owner: str, touched: set[str]) -> list[str]:
+    """``def name`` at ``rev`` in classes that inherit (by name) from ``owner``, or in text files
+    naming ``owner``: 'path:line chain', marked when the commit did not touch the file."""
+    found = []
+    for path, at in definitions(repo, rev, name):
+        if path.endswith(".py"):
+            sub = enclosing_class(parse(repo, rev, path), at)
+            if sub is None or sub.name == owner:
+                continue
+            chain = inherits(repo, rev, base_names(sub), owner)
+            if chain is None:
+                continue
+            shown = " < ".join([sub.name, *chain])
+        elif re.search(rf"\b{owner}\b", source(repo, rev, path)):
+            shown = f"(text naming {owner})"
+        else:
+            continue
+        untouched = "" if path in touched else " (file untouched)"
+        found.append(f"{path}:{at} {shown}{untouched}")
+    return found
+
+
+def mine_removed(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Hooks deleted from a class that called them; overrides left behind, or (a trap) every
+    override removed or renamed in the same commit."""
+    kept = {name for diff in commit.files for name, _ in diff.added_defs}  # moves count as kept
+    for diff in commit.files:
+        gone = {old for old, _ in diff.removed_defs}
+        renamed_to = sorted({new for new, _ in diff.added_defs if new not in gone})
+        for name, line in diff.removed_defs:
+            if name in kept or not calls_self(repo, f"{commit.sha}^", diff.path, name):
+                continue
+            owner = enclosing_class(parse(repo, f"{commit.sha}^", diff.path), line)
+            if owner is None:
+                continue
+            left = overrides(repo, commit.sha, name, owner.name, commit.touched())
+            if left:
+                kind = "renamed" if renamed_to else "removed"
+            else:
+                left = overrides(repo, f"{commit.sha}^", name, owner.name, commit.touched())
+                if not left:
+                    continue  # no override before or after: neither an incident nor a trap
+                kind = "trap"
+                left = [f"(before) {where}" for where in left]
+            detail = f"def {name} removed at old line {line}"
+            if renamed_to:
+                detail += f"; defs added in the same file: {', '.join(renamed_to[:5])}"
+            base = f"{diff.path}::{owner.name}.{name}"
+            yield Candidate(kind, commit.sha, commit.subject, base, detail, left)
+
+
+def mine_fixes(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Commits that rename a method of a subclass to a name its ancestor defines, where the old
+    name is no longer defined by any ancestor: the later fix of a stale override. The
+    introducing commit is the last one that removed ``def old`` from that ancestor's file."""
+    for diff in commit.files:
+        added = {name for name, _ in diff.added_defs}
+        removed = {name for name, _ in diff.removed_defs}
+        if not (removed - added) or not (added - removed):
+            continue
+        tree = parse(repo, f"{commit.sha}^", diff.path)
+        for old, line in diff.removed_defs:
+            if old in added:
+                continue
+            owner = enclosing_class(tree, line)
+            if owner is None:
+                continue
+            for path, ancestor in ancestors(repo, f"{commit.sha}^", owner):
+                new_names = (added - removed) & methods(ancestor)
+                if len(new_names) != 1 or old in methods(ancestor):
+                    continue
+                introduced = git(
+                    repo,
+                    "log",
+                    "-n1",
+                    "--format=%H %s",
+                    f"-Sdef {old}(",
+                    f"{commit.sha}^",
+                    "--",
+                    path,
+                ).strip()
+                if not introduced:
+                    continue  # the ancestor never defined the old name: not a rename it made
+                yield Candidate(
+                    "fix-of-stale",
+                    commit.sha,
+                    commit.subject,
+                    f"{path}::{ancestor.name}.{'/'.join(sorted(new_names))}",
+                    f"{diff.path}::{owner.name}.{old} renamed; introduced by: {introduced[:90]}",
+                    [],
+                )
+                break
+
+
+def call_shape(text: str, name: str) -> tuple[int, frozenset[str]] | None:
+    """(positional count, keyword names) of the ``self.name(...)`` call on one source line."""
+    source = text.rstrip(":").removeprefix("return ").removeprefix("await ")
+    if "=" in source.split("self.", 1)[0]:
+        source = source.split("=", 1)[1] if source.count("(") else source
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == name
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(
+                k.arg is None for k in node.keywords
+            ):
+                return None
+            return len(node.args), frozenset(k.arg for k in node.keywords if k.arg)
+    return None
+
+
+def cannot_bind(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, shape: tuple[int, frozenset[str]]
+) -> str:
+    """Why a call of ``shape`` (self not counted) fails against ``func``, or '' when it binds."""
+    positional, keywords = shape
+    args = func.args
+    params = [*args.posonlyargs, *args.args]
+    is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
+    if not is_static:
+        params = params[1:]
+    names = [p.arg for p in params] + [p.arg for p in args.kwonlyargs]
+    if positional > len(params) and args.vararg is None:
+        return f"takes {len(params)} positional, call passes {positional}"
+    missing = sorted(k for k in keywords if k not in names)
+    if missing and args.kwarg is None:
+        return f"no parameter {', '.join(missing)}"
+    required = len(params) - len(args.defaults)
+    filled = positional + sum(1 for p in params[positional:required] if p.arg in keywords)
+    if filled < required:
+        return f"requires {required} positional, call fills {filled}"
+    return ""
+
+
+def function_at(
+    repo: str, rev: str, path: str, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    tree = parse(repo, rev, path)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and line in (
+            node.lineno,
+            *(d.lineno for d in node.decorator_list),
+        ):
+            return node
+    return None
+
+
+def mine_calls(repo: str, commit: Commit) -> Iterator[Candidate]:
+    for diff in commit.files:
+        before: dict[str, set[tuple[int, frozenset[str]]]] = {}
+        for text in diff.removed_calls:
+            for match in SELF_CALL.finditer(text):
+                shape = call_shape(text, match["name"])
+                if shape is not None:
+                    before.setdefault(match["name"], set()).add(shape)
+        seen: set[str] = set()
+        for text, line in diff.added_calls:
+            for match in SELF_CALL.finditer(text):
+                name = match["name"]
+                shape = call_shape(text, name)
+                if name in seen or name in SKIP_NAMES or shape is None or name not in before:
+                    continue
+                if shape in before[name]:
+                    continue
+                seen.add(name)
+                caller = class_at(parse(repo, commit.sha, diff.path), line)
+                if caller is None:
+                    continue
+                left = []
+                for path, at in definitions(repo, commit.sha, name):
+                    func = function_at(repo, commit.sha, path, at)
+                    why = cannot_bind(func, shape) if func is not None else ""
+                    sub = enclosing_class(parse(repo, commit.sha, path), at)
+                    if not why or sub is None or sub.name == caller.name:
+                        continue
+                    chain = inherits(repo, commit.sha, base_names(sub), caller.name)
+                    if chain is not None:
+                        untouched = "" if path in commit.touched() else " (file untouched)"
+                        shown = " < ".join([sub.name, *chain])
+                        left.append(f"{path}:{at} {shown}: {why}{untouched}")
+                if left:
+                    kind = (
+                        "new-argument"
+                        if shape[0] + len(shape[1]) > min(p + len(k) for p, k in before[name])
+                        else "dropped-parameter"
+                    )
+                    detail = f"self.{name}(...) calls {sorted(before[name], key=str)} -> {shape}"
+                    base = f"{diff.path}::{caller.name}.{name}"
+                    yield Candidate(kind, commit.sha, commit.subject, base, detail, left)
+
+
+def mine_messages(repo: str, rev: str, since: str | None) -> list[str]:
+    args = [
+        "log",
+        "--no-merges",
+        "-i",
+        "-E",
+        f"--grep={FIX_MESSAGES}",
+        "--format=%h %ad %s",
+        "--date=short",
+        rev,
+    ]
+    if since:
+        args.append(f"--since={since}")
+    return git(repo, *args).splitlines()
+
+
+def shapes(repo: str, rev: str, name: str) -> Iterator[str]:
+    """Every ``def name`` at ``rev``: where, in which class (with its bases), and its parameters."""
+    for path, at in definitions(repo, rev, name):
+        func = function_at(repo, rev, path, at)
+        if func is None:
+            continue
+        owner = enclosing_class(parse(repo, rev, path), at)
+        where = f"{owner.name}({', '.join(base_names(owner))})" if owner else "<function>"
+        yield f"{path}:{at} {where}: ({ast.unparse(func.args)})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("repo", help="a full-history clone")
+    parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--since", help="only commits after this date (git --since)")
+    parser.add_argument("--max-commits", type=int)
+    parser.add_argument("--messages", action="store_true", help="list fix-like commit messages")
+    parser.add_argument("--traps", action="store_true", help="also print trap candidates")
+    parser.add_argument("--limit", type=int, default=200, help="stop after N candidates")
+    parser.add_argument(
+        "--fixes", action="store_true", help="only commits that fix a stale override (by name)"
+    )
+    parser.add_argument("--shape", metavar="NAME", help="list every def NAME at --rev and stop")
+    options = parser.parse_args(argv)
+    if options.shape:
+        print("\n".join(shapes(options.repo, options.rev, options.shape)))
+        return 0
+    if options.messages:
+        print("\n".join(mine_messages(options.repo, options.rev, options.since)))
+        return 0
+    count = 0
+    for commit in commits(options.repo, options.rev, options.since, options.max_commits):
+        found = (
+            mine_fixes(options.repo, commit)
+            if options.fixes
+            else (*mine_removed(options.repo, commit), *mine_calls(options.repo, commit))
+        )
+        for candidate in found:
+            if candidate.kind == "trap" and not options.traps:
+                continue
+            print(candidate.render(), flush=True)
+            count += 1
+        if count >= options.limit:
+            break
+    print(f"{count} candidates", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
