@@ -195,3 +195,18 @@ def test_commands_do_not_import_the_cli() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[1])
     assert proc.stdout.strip() == "False"
+
+
+def test_rich_output_never_cuts_an_identifier(tmp_path: Path) -> None:
+    from tests.conftest import load_fixture_builder
+
+    repo = load_fixture_builder().build_kvcache_repo(tmp_path / "kv")
+    proc = cli(repo, "audit", "--no-cache", "--format", "rich", env={"COLUMNS": "70"})
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 70
+    for name in ("MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors",
+                 "DeepseekV4CacheManager._on_pool_resize",
+                 "chain: MiniMaxM3KVCacheManagerV2 → KVCacheManagerV2",
+                 "trtllm_mini.attention_backend.sparse.minimax_m3.cache_manager"):
+        assert any(name in line for line in lines), name

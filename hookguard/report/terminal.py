@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import groupby
 from typing import IO
 
@@ -32,12 +32,13 @@ def render_terminal(
             style = "bold red" if finding.severity is Severity.ERROR else "bold yellow"
             node = tree.add(
                 f"[{style}]{finding.code} {finding.rule}[/] "
-                f"[dim]{finding.line}:{finding.column}[/] {escape(finding.symbol)}"
+                f"[dim]{finding.line}:{finding.column}[/] {_symbol(finding.symbol, escape)}"
             )
             node.add(escape(finding.message))
             chain = finding.evidence.get("chain")
             if isinstance(chain, list) and len(chain) > 1:
-                node.add("[dim]chain:[/] " + " → ".join(escape(str(c)) for c in chain))
+                node.add("[dim]chain:[/] " + " → ".join(escape(str(c).rsplit(".", 1)[-1])
+                                                        for c in chain))
             commit = finding.evidence.get("short")
             if commit:
                 subject = escape(str(finding.evidence.get("subject")))
@@ -57,3 +58,12 @@ def render_terminal(
     for note in notes:
         console.print(f"[dim]note: {escape(note)}[/]")
     console.print(escape(summary), soft_wrap=True)
+
+
+def _symbol(symbol: str, escape: Callable[[str], str]) -> str:
+    """``Class.method`` then the module, dimmed: rich wraps lines between words only, so a
+    long dotted name as one word would be cut mid-identifier on a narrow terminal."""
+    parts = symbol.split(".")
+    if len(parts) <= 2:
+        return escape(symbol)
+    return f"{escape('.'.join(parts[-2:]))} [dim]in {escape('.'.join(parts[:-2]))}[/]"
