@@ -12,7 +12,9 @@ per-call dictionaries; dtypes, devices, literal shapes and the fields a class ne
 So the generated code may be stricter than the exact checker, never looser; the tests compare
 both on passing and failing objects. Value checks (``values=True``) are fused: host tensors are
 read directly (small ones as Python lists), and every CUDA check leaves one boolean on its device;
-those are stacked and copied to the host once: one synchronisation per hook call.
+those are stacked and copied to the host once: one synchronisation per hook call (the helpers are
+in :mod:`hookguard.runtime.fused`). Expressions run through the bounded evaluator
+(:mod:`hookguard.runtime.expr`) with a plain dict of names where the object is not needed.
 
 The source is built from names the loader validated (identifiers) and from shape expressions
 that passed the dimension whitelist (integer arithmetic over names); everything else (dtypes,
@@ -24,15 +26,14 @@ from __future__ import annotations
 
 import ast
 import keyword
-import math
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from hookguard.contracts import check_expression
+from hookguard.contracts import EXPR_BUILTINS, check_expression
+from hookguard.runtime import fused
 from hookguard.runtime.describe import cuda_available
 from hookguard.runtime.distributed import local_rank_device
 from hookguard.runtime.expr import Expression, Namespace
@@ -42,9 +43,6 @@ if TYPE_CHECKING:
     from hookguard.runtime.checks import CompiledContract
 
 __all__ = ["FastCheck", "generate"]
-
-#: Host tensors up to this many elements are checked as Python lists (cheaper than torch ops).
-SMALL = 256
 
 Check = Callable[[object, tuple[Any, ...]], bool]
 
@@ -60,155 +58,6 @@ class FastCheck:
 
 def _ident(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__")
-
-
-# --------------------------------------------------------------------------------------------
-# Runtime helpers the generated code calls (value checks)
-# --------------------------------------------------------------------------------------------
-
-
-def _host_items(value: torch.Tensor) -> list[Any]:
-    """The elements of a host tensor as a flat list (``tolist``: no torch operation)."""
-    items: Any = value.tolist()
-    for _ in range(value.dim() - 1):
-        items = [x for row in items for x in row]
-    return items if isinstance(items, list) else [items]
-
-
-def _scalars(value: object) -> list[Any] | None:
-    if isinstance(value, bool | numbers.Number):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, numbers.Number)]
-    return None
-
-
-_PY_BAD: dict[str, Callable[[Any], bool]] = {
-    "zeros": lambda v: v != 0,
-    "nonzero": lambda v: v == 0,
-    "nonneg": lambda v: v < 0,
-    "positive": lambda v: v <= 0,
-    "finite": lambda v: isinstance(v, float) and not math.isfinite(v),
-}
-_DEVICE_BAD: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "zeros": lambda t: t.any(),
-    "nonzero": lambda t: (t == 0).any(),
-    "nonneg": lambda t: (t < 0).any(),
-    "positive": lambda t: (t <= 0).any(),
-    "finite": lambda t: torch.isfinite(t).logical_not().any(),
-}
-
-
-def _values_bad(value: object, check: str, flags: list[torch.Tensor]) -> bool:
-    """``values = check``: True when known bad on the host; CUDA results go to ``flags``."""
-    if isinstance(value, torch.Tensor):
-        if value.is_meta:
-            return False
-        if check == "finite" and not (value.is_floating_point() or value.is_complex()):
-            return False
-        if value.is_cpu:
-            if value.numel() <= SMALL and not value.is_complex():
-                test = _PY_BAD[check]
-                return any(test(v) for v in _host_items(value))
-            if check == "zeros":
-                return bool(value.count_nonzero().item())
-            return bool(_DEVICE_BAD[check](value).item())
-        flags.append(_DEVICE_BAD[check](value))
-        return False
-    items = _scalars(value)
-    if items is None:
-        return False
-    test = _PY_BAD[check]
-    return any(test(v) for v in items)
-
-
-def _range_bad(value: object, lo: float, hi: float, flags: list[torch.Tensor]) -> bool:
-    if isinstance(value, torch.Tensor):
-        if value.is_meta:
-            return False
-        if value.is_cpu:
-            if value.numel() <= SMALL and not value.is_complex():
-                return any(not lo <= v <= hi for v in _host_items(value))
-            return bool(((value < lo) | (value > hi)).any().item())
-        flags.append(((value < lo) | (value > hi)).any())
-        return False
-    items = _scalars(value)
-    return items is not None and any(not lo <= v <= hi for v in items)
-
-
-def _equals_bad(
-    value: object, expr: Expression, namespace: Namespace, flags: list[torch.Tensor]
-) -> bool:
-    try:
-        expected = expr(namespace)
-    except (NameError, KeyError):
-        return False  # the exact checker skips it too
-    except Exception:
-        return True  # the exact checker reports it
-    if isinstance(value, torch.Tensor):
-        if value.is_meta:
-            return False
-        other = (
-            expected.to(value.device)
-            if isinstance(expected, torch.Tensor)
-            else torch.as_tensor(expected, device=value.device)
-        )
-        if tuple(other.shape) != tuple(value.shape):
-            return True
-        if value.is_cpu:
-            return bool((value != other).any().item())
-        flags.append((value != other).any())
-        return False
-    if isinstance(expected, torch.Tensor):
-        expected = expected.tolist()
-    if isinstance(value, tuple):
-        value = list(value)
-    if isinstance(expected, tuple):
-        expected = list(expected)
-    return bool(value != expected)
-
-
-def _addresses_bad(value: object, column: int) -> bool:
-    from hookguard.runtime import cuda_memory
-
-    if not isinstance(value, torch.Tensor) or value.is_meta or not cuda_memory.can_check():
-        return False
-    if not value.is_cpu:
-        return True  # a device-side pointer table: let the exact checker batch it
-    pointers = value
-    if value.dim() >= 2:
-        pointers = value.select(1, min(column, value.shape[1] - 1))
-    return bool(cuda_memory.dead_pointers(pointers.reshape(-1).tolist()))
-
-
-def _invariant_bad(expr: Expression, namespace: Namespace, flags: list[torch.Tensor]) -> bool:
-    try:
-        result = expr(namespace)
-    except (NameError, KeyError):
-        return False
-    except Exception:
-        return True
-    if isinstance(result, torch.Tensor):
-        if result.is_cpu:
-            return not bool((result if result.dim() == 0 else result.all()).item())
-        if result.is_meta:
-            return True
-        flags.append(result.bool().all().logical_not())
-        return False
-    return not result
-
-
-def _flags_bad(flags: list[torch.Tensor]) -> bool:
-    """One host transfer per device of every CUDA result: the synchronisation of the call."""
-    if len(flags) == 1:
-        return bool(flags[0].item())
-    device = flags[0].device
-    if all(f.device == device for f in flags):
-        return any(torch.stack(flags).tolist())
-    groups: dict[torch.device, list[torch.Tensor]] = {}
-    for flag in flags:
-        groups.setdefault(flag.device, []).append(flag)
-    return any(any(torch.stack(group).tolist()) for group in groups.values())
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,13 +98,14 @@ class _Writer:
             "_as_int": as_int,
             "_shape_of": shape_of,
             "_len": len,
-            "_values_bad": _values_bad,
-            "_range_bad": _range_bad,
-            "_equals_bad": _equals_bad,
-            "_addresses_bad": _addresses_bad,
-            "_invariant_bad": _invariant_bad,
-            "_flags_bad": _flags_bad,
+            "_values_bad": fused.values_bad,
+            "_range_bad": fused.range_bad,
+            "_equals_bad": fused.equals_bad,
+            "_addresses_bad": fused.addresses_bad,
+            "_invariant_bad": fused.invariant_bad,
+            "_flags_bad": fused.flags_bad,
             "_Namespace": Namespace,
+            "_nope": object(),
             "_torch": torch,
         }
         self.names: dict[str, str] = {}  # dimension name or expression text -> local
@@ -492,6 +342,31 @@ class _Writer:
             lines.append(f"{indent}if _addresses_bad({v}, {s.address_column!r}):")
             lines.append(f"{indent}    return False")
 
+    def object_names(
+        self,
+        main: Sequence[FieldCheck],
+        clauses: Sequence[tuple[str, Sequence[FieldCheck], Sequence[Expression]]],
+    ) -> list[str]:
+        """Names the contract's expressions read that only the object can answer."""
+        exprs: list[Expression] = [f.equals for f in main if f.equals is not None]
+        for _, fields, invariants in clauses:
+            exprs += [f.equals for f in fields if f.equals is not None]
+            exprs += list(invariants)
+        exprs += list(self.compiled.invariants)
+        always = {f.name for f in main}  # in `names` on every call
+        out: list[str] = []
+        for expr in exprs:
+            for node in ast.walk(ast.parse(expr.text.strip(), mode="eval")):
+                if not isinstance(node, ast.Name) or node.id in out or node.id in always:
+                    continue
+                name = node.id
+                if name == "torch" or name in EXPR_BUILTINS or name.startswith("_hg_"):
+                    continue
+                if not _ident(name):
+                    raise _Unsupported(name)
+                out.append(name)
+        return out
+
     def invariants(self, lines: list[str], exprs: Sequence[Expression], indent: str) -> None:
         for expr in exprs:
             key = self.const("_x", expr)
@@ -566,7 +441,18 @@ class _Writer:
                 body.append(f"    if w_{index}:")
                 for spec in fields:
                     body.append(f"        names[{spec.name!r}] = {self.field_locals[spec.name]}")
-        body.append("    ns = _Namespace(names, obj)")
+        # Evaluate with a plain dict where every name resolves without the object: the lookups
+        # stay in C (a Namespace answers each one, the guards' names included, in Python). The
+        # names an expression reads from the object are fetched first; the Namespace is kept
+        # only when one is missing (it then decides, as for the exact checker).
+        body.append("    ns = names")
+        for name in self.object_names(main, clauses):
+            body.append(f"    if {name!r} not in names:")
+            body.append(f"        x = getattr(obj, {name!r}, _nope)")
+            body.append("        if x is _nope:")
+            body.append("            ns = _Namespace(names, obj)")
+            body.append("        else:")
+            body.append(f"            names[{name!r}] = x")
         for spec in main:
             self.field_values(body, spec, "    ")
         for index, (_, fields, invariants) in enumerate(clauses):

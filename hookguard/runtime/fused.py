@@ -1,0 +1,178 @@
+"""What generated value checks call: pass or fail, with one host transfer per hook call.
+
+Small host tensors (up to :data:`SMALL` elements) are read as Python lists, without a torch
+operation; larger host tensors are checked with torch on the host. A check of a CUDA tensor
+leaves one boolean on its device ("bad") in ``flags``; :func:`flags_bad` stacks them and copies
+them to the host once: the one synchronisation of the call. Each function returns ``True`` when
+the value is known to be bad (or the case is one the exact checker must judge).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from hookguard.runtime.expr import Expression, Namespace
+
+__all__ = [
+    "SMALL",
+    "addresses_bad",
+    "equals_bad",
+    "flags_bad",
+    "invariant_bad",
+    "range_bad",
+    "values_bad",
+]
+
+#: Host tensors up to this many elements are checked as Python lists (cheaper than torch ops).
+SMALL = 256
+
+
+
+
+def _host_items(value: torch.Tensor) -> list[Any]:
+    """The elements of a host tensor as a flat list (``tolist``: no torch operation)."""
+    items: Any = value.tolist()
+    for _ in range(value.dim() - 1):
+        items = [x for row in items for x in row]
+    return items if isinstance(items, list) else [items]
+
+
+def _scalars(value: object) -> list[Any] | None:
+    if isinstance(value, bool | numbers.Number):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, numbers.Number)]
+    return None
+
+
+_PY_BAD: dict[str, Callable[[Any], bool]] = {
+    "zeros": lambda v: v != 0,
+    "nonzero": lambda v: v == 0,
+    "nonneg": lambda v: v < 0,
+    "positive": lambda v: v <= 0,
+    "finite": lambda v: isinstance(v, float) and not math.isfinite(v),
+}
+_DEVICE_BAD: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "zeros": lambda t: t.any(),
+    "nonzero": lambda t: (t == 0).any(),
+    "nonneg": lambda t: (t < 0).any(),
+    "positive": lambda t: (t <= 0).any(),
+    "finite": lambda t: torch.isfinite(t).logical_not().any(),
+}
+
+
+def values_bad(value: object, check: str, flags: list[torch.Tensor]) -> bool:
+    """``values = check``: True when known bad on the host; CUDA results go to ``flags``."""
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            return False
+        if check == "finite" and not (value.is_floating_point() or value.is_complex()):
+            return False
+        if value.is_cpu:
+            if value.numel() <= SMALL and not value.is_complex():
+                test = _PY_BAD[check]
+                return any(test(v) for v in _host_items(value))
+            if check == "zeros":
+                return bool(value.count_nonzero().item())
+            return bool(_DEVICE_BAD[check](value).item())
+        flags.append(_DEVICE_BAD[check](value))
+        return False
+    items = _scalars(value)
+    if items is None:
+        return False
+    test = _PY_BAD[check]
+    return any(test(v) for v in items)
+
+
+def range_bad(value: object, lo: float, hi: float, flags: list[torch.Tensor]) -> bool:
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            return False
+        if value.is_cpu:
+            if value.numel() <= SMALL and not value.is_complex():
+                return any(not lo <= v <= hi for v in _host_items(value))
+            return bool(((value < lo) | (value > hi)).any().item())
+        flags.append(((value < lo) | (value > hi)).any())
+        return False
+    items = _scalars(value)
+    return items is not None and any(not lo <= v <= hi for v in items)
+
+
+def equals_bad(
+    value: object, expr: Expression, namespace: Namespace, flags: list[torch.Tensor]
+) -> bool:
+    try:
+        expected = expr(namespace)
+    except (NameError, KeyError):
+        return False  # the exact checker skips it too
+    except Exception:
+        return True  # the exact checker reports it
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            return False
+        other = (
+            expected.to(value.device)
+            if isinstance(expected, torch.Tensor)
+            else torch.as_tensor(expected, device=value.device)
+        )
+        if tuple(other.shape) != tuple(value.shape):
+            return True
+        if value.is_cpu:
+            return bool((value != other).any().item())
+        flags.append((value != other).any())
+        return False
+    if isinstance(expected, torch.Tensor):
+        expected = expected.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(expected, tuple):
+        expected = list(expected)
+    return bool(value != expected)
+
+
+def addresses_bad(value: object, column: int) -> bool:
+    from hookguard.runtime import cuda_memory
+
+    if not isinstance(value, torch.Tensor) or value.is_meta or not cuda_memory.can_check():
+        return False
+    if not value.is_cpu:
+        return True  # a device-side pointer table: let the exact checker batch it
+    pointers = value
+    if value.dim() >= 2:
+        pointers = value.select(1, min(column, value.shape[1] - 1))
+    return bool(cuda_memory.dead_pointers(pointers.reshape(-1).tolist()))
+
+
+def invariant_bad(expr: Expression, namespace: Namespace, flags: list[torch.Tensor]) -> bool:
+    try:
+        result = expr(namespace)
+    except (NameError, KeyError):
+        return False
+    except Exception:
+        return True
+    if isinstance(result, torch.Tensor):
+        if result.is_cpu:
+            return not bool((result if result.dim() == 0 else result.all()).item())
+        if result.is_meta:
+            return True
+        flags.append(result.bool().all().logical_not())
+        return False
+    return not result
+
+
+def flags_bad(flags: list[torch.Tensor]) -> bool:
+    """One host transfer per device of every CUDA result: the synchronisation of the call."""
+    if len(flags) == 1:
+        return bool(flags[0].item())
+    device = flags[0].device
+    if all(f.device == device for f in flags):
+        return any(torch.stack(flags).tolist())
+    groups: dict[torch.device, list[torch.Tensor]] = {}
+    for flag in flags:
+        groups.setdefault(flag.device, []).append(flag)
+    return any(any(torch.stack(group).tolist()) for group in groups.values())
