@@ -115,12 +115,17 @@ def equals_bad(
     if isinstance(value, torch.Tensor):
         if value.is_meta:
             return False
-        other = (
-            expected.to(value.device)
-            if isinstance(expected, torch.Tensor)
-            else torch.as_tensor(expected, device=value.device)
-        )
-        if tuple(other.shape) != tuple(value.shape):
+        if not isinstance(expected, torch.Tensor):
+            other = torch.as_tensor(expected, device=value.device)
+        elif (
+            expected.is_cuda == value.is_cuda
+            and expected.get_device() == value.get_device()
+            and not expected.is_meta
+        ):
+            other = expected  # already where the value is (no .to() call)
+        else:
+            other = expected.to(value.device)
+        if other.shape != value.shape:
             return True
         if value.is_cpu:
             return bool((value != other).any().item())
