@@ -607,3 +607,44 @@ def test_a_stub_that_never_runs_the_base_constructor_only_warns(tmp_path: Path) 
     stub = found["HG002 pkg.test_web.CookieStub.set_cookie"]
     assert stub.severity is Severity.WARNING and "never runs the base constructor" in stub.message
     assert "HG002 pkg.test_web.RealHandler.set_cookie" in errors(found)
+
+
+def test_a_class_that_runs_only_an_external_constructor_skips_the_base_one(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/tuner.py": '''
+            import torch.nn as nn
+
+
+            class BaseTuner(nn.Module):
+                def __init__(self, model):
+                    super().__init__()
+                    self.inject_adapter(model)
+
+                def inject_adapter(self, model):
+                    self._mark_trainable(model, strict=True)
+
+                def _mark_trainable(self, model, strict=False):
+                    return model
+
+
+            class Wrapper(BaseTuner):
+                def __init__(self, model):
+                    nn.Module.__init__(self)  # wraps an inner tuner instead
+                    self.inner = model
+
+                def _mark_trainable(self, model):
+                    """Nothing to mark: the inner tuner does it."""
+
+
+            class Explicit(BaseTuner):
+                def __init__(self, model):
+                    BaseTuner.__init__(self, model)
+
+                def _mark_trainable(self, model):
+                    return model
+        ''',
+    })
+    assert found["HG002 pkg.tuner.Wrapper._mark_trainable"].severity is Severity.WARNING
+    assert "HG002 pkg.tuner.Explicit._mark_trainable" in errors(found)

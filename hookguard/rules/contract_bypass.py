@@ -124,8 +124,12 @@ class ContractBypass(Rule):
     `self._prepare_swa_scratch_copy_tensors(capacity)` under the same condition.
 
     ## Severity
-    An error when a contract declares the fields, or when a base method the subclass does not
-    override reads a missing field; a warning when the field is inferred and no reader is known.
+    An error when a contract declares the fields, or when a base method that still runs for the
+    subclass (not overridden, and reached from an entry point) reads a missing field. Inferred
+    fields no such method reads are not reported. A warning when the override does nothing
+    (`pass`, a docstring: the hook is disabled on purpose) or the class is local to a function.
+    Counters a method raises and lowers around a call (`self._depth += 1 ... -= 1`) are
+    bookkeeping, not state.
 
     ## Known limitations
     State set outside the override (in the subclass's `__init__`, say) counts as set. Fields set
@@ -217,9 +221,9 @@ class ContractBypass(Rule):
                 proven.append(name)
             else:
                 unread.append(name)
-        if not missing:
-            return None
-        severity = Severity.ERROR if contract is not None or proven else Severity.WARNING
+        if not missing or (contract is None and not proven):
+            return None  # inferred state nothing is known to read: nothing to act on
+        severity = Severity.ERROR
         if info.record.local_scope:
             severity = Severity.WARNING  # a function-local class: the base's readers may not run
         if method.no_op and contract is None:

@@ -471,18 +471,28 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
 
 
 def _skips_base_constructor(project: Project, info: ClassInfo, ancestor: ClassInfo) -> str | None:
-    """The class before ``ancestor`` in ``info``'s MRO whose ``__init__`` calls no base
-    ``__init__`` at all (a test stub, a lightweight stand-in), if any."""
-    for node in project.mro(info):
+    """The class before ``ancestor`` in ``info``'s MRO whose ``__init__`` runs no constructor
+    on the way to ``ancestor`` (a test stub, a stand-in that calls ``nn.Module.__init__``
+    instead), if any."""
+    mro = project.mro(info)
+    for node in mro:
         if node is ancestor:
             return None
         if isinstance(node, ClassInfo):
             init = node.method("__init__")
-            if init is not None:
-                if any(c.name == "__init__" and c.receiver in ("super", "explicit")
-                       for c in init.calls):
+            if init is None:
+                continue
+            for call in init.calls:
+                if call.name != "__init__":
+                    continue
+                if call.receiver == "super":
                     return None
-                return node.name
+                if call.receiver == "explicit" and call.explicit_base is not None:
+                    target = project.resolve_name(node.file, call.explicit_base,
+                                                  scope=node.record.qualname)
+                    if isinstance(target, ClassInfo) and ancestor in project.mro(target):
+                        return None
+            return node.name
     return None
 
 
