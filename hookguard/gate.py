@@ -7,7 +7,7 @@ both trees share is parsed once (and usually comes from the cache).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,10 +80,18 @@ def _python_entries(entries: Sequence[TreeEntry], config: Config) -> list[tuple[
     return [(e.path, e.blob) for e in entries if accept(e.path)]
 
 
-def hook_changes(base: Project, head: Project) -> list[HookChange]:
+def hook_changes(
+    base: Project, head: Project, changed: Collection[str] = ()
+) -> list[HookChange]:
     """Hooks removed or renamed from classes that have at least one subclass in ``head``: methods
     the class calls on ``self`` or a subclass overrides; a method moved up to a parent class is
-    not a change (issue 13, item 8)."""
+    not a change (issue 13, item 8).
+
+    One was called (``was_called``) when its class's line called it on ``self`` before, or when
+    the change dropped a call of it through a member (``self.module.predict(...)``) in one of
+    the ``changed`` files.
+    """
+    dropped = _dropped_member_calls(base, head, changed)
     changes: list[HookChange] = []
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
@@ -97,15 +105,33 @@ def hook_changes(base: Project, head: Project) -> list[HookChange]:
         for old in removed:
             if isinstance(head.defining_ancestor(after, old), ClassInfo):
                 continue  # moved up to a parent class: the family still has it
-            if old not in before.record.self_refs and old not in overridden:
+            called = old in dropped or any(
+                old in node.record.self_refs for node in base.mro(before)
+                if isinstance(node, ClassInfo))
+            if not called and old not in overridden:
                 continue  # neither called by the family nor overridden: not a hook (a test)
             changes.append(
                 HookChange(
                     class_fq=fq, old=old, new=pairs.get(old), commit="", short="", subject="",
-                    path=after.file.path, was_called=old in before.record.self_refs,
+                    path=after.file.path, was_called=called,
                 )
             )
     return changes
+
+
+def _dropped_member_calls(base: Project, head: Project, changed: Collection[str]) -> set[str]:
+    """Names called through a member (``self.<member>.name(...)``) by a class in the
+    ``changed`` files before the change and no longer after it."""
+
+    def member_calls(project: Project) -> set[tuple[str, str]]:
+        return {
+            (info.fq, call.name)
+            for info in project.classes.values() if info.file.path in changed
+            for method in info.record.methods.values()
+            for call in method.calls if call.receiver == "member"
+        }
+
+    return {name for _, name in member_calls(base) - member_calls(head)}
 
 
 @dataclass(frozen=True)
@@ -202,7 +228,8 @@ def run_gate(
     base_project, head_project = Project.build(base_records), Project.build(head_records)
     contracts = workspace.load_contracts(options.contracts)
     history = HistoryIndex(repo) if rev_range else None
-    changes = _attribute(hook_changes(base_project, head_project), history, rev_range)
+    changed = _changed_paths(base_entries, head_entries)
+    changes = _attribute(hook_changes(base_project, head_project, changed), history, rev_range)
     signature_changes = call_changes(base_project, head_project)
     if rev_range is not None:
         signature_changes = [
@@ -210,7 +237,6 @@ def run_gate(
         ]
     # Only classes a change can affect can have new findings: those in changed files and
     # their subclasses, on either side.
-    changed = _changed_paths(base_entries, head_entries)
     scope = frozenset(_affected(base_project, changed) | _affected(head_project, changed))
     before = run_rules(base_project, config, contracts, None, select=options.select,
                        only=scope)

@@ -310,3 +310,115 @@ def test_a_constructed_member_holds_exactly_its_class(tmp_path: Path) -> None:
     # Only a Processor is ever behind self.processor; self.fast is a FastProcessor, whose
     # override drops the height= that Processor.preprocess accepts.
     assert errors(found) == {"HG002 pkg.proc.FastProcessor.preprocess"}
+
+
+ROOT_TEST = '''
+import unittest
+
+
+class TestRoot(unittest.TestCase):
+    def setUp(self):
+        self.obj = self._get_obj()
+
+    def _get_obj(self):
+        return 1
+
+
+class TestA(TestRoot):
+    def _get_obj(self):
+        return 2
+
+
+class TestB(TestA):
+    def _get_obj(self):
+        return 3
+
+
+class TestC(TestB):
+    def _get_obj(self):
+        return 4
+'''
+
+
+def test_a_same_file_test_hierarchy_renamed_halfway_down(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"tests/test_offsite.py": ROOT_TEST})
+    base = repo.git("rev-parse", "HEAD").strip()
+    stub = "def _get_obj(self):\n        return {}"
+    renamed = (ROOT_TEST.replace("self._get_obj()", "dict(self._get_args())")
+               .replace(stub.format(1), stub.format(1).replace("_get_obj", "_get_args"))
+               .replace(stub.format(2), stub.format(2).replace("_get_obj", "_get_args"))
+               .replace("return 4", "return 5"))  # the commit even edits a stale override
+    repo.commit("Build the object from _get_args", {"tests/test_offsite.py": renamed})
+    # TestB's override is stale; TestC's overrides TestB's, which nothing calls either, but it
+    # still has a definition to override: only the first stale link is reported.
+    assert errors(gate(repo, base)) == {"HG001 test_offsite.TestB._get_obj"}
+
+
+PIPELINE_V1 = '''
+def later(fn, *args):
+    return fn(*args)
+
+
+class MediaPipeline:
+    def process(self, request):
+        return later(self.download, request)  # a bound method passed on, not called here
+
+    def download(self, request):
+        return request
+'''
+
+
+def test_a_removed_hook_the_base_passed_as_a_bound_method(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/media.py": PIPELINE_V1,
+        "pkg/test_media.py": "from pkg.media import MediaPipeline\n\n\n"
+                             "class Mocked(MediaPipeline):\n"
+                             "    def download(self, request):\n"
+                             "        self.seen = request\n"
+                             "        return super().download(request)\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Download through the crawler engine", {"pkg/media.py": PIPELINE_V1.replace(
+        "return later(self.download, request)  # a bound method passed on, not called here",
+        "return self.crawler.fetch(request)").replace(
+        "\n    def download(self, request):\n        return request\n", "\n")})
+    found = gate(repo, base)
+    assert errors(found) == {"HG001 pkg.test_media.Mocked.download"}
+
+
+WRAPPER_V1 = '''
+class Module:
+    def predict(self, batch):
+        return batch
+
+
+class Wrapper:
+    def __init__(self, module: Module):
+        self.module = module
+
+    def forward(self, batch):
+        return self.module.predict(batch)
+'''
+
+
+def test_a_hook_renamed_where_its_only_caller_is_a_composed_member(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/core.py": WRAPPER_V1,
+        "tests/test_amp.py": "from pkg.core import Module\n\n\n"
+                             "class AMPModel(Module):\n"
+                             "    def predict(self, batch):\n        return batch * 2\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Rename predict to predict_step",
+                {"pkg/core.py": WRAPPER_V1.replace("predict(", "predict_step(")})
+    finding = gate(repo, base)["HG001 test_amp.AMPModel.predict"]
+    assert finding.severity is Severity.ERROR

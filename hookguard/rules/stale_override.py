@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from hookguard.findings import Finding, Location, Severity
 from hookguard.git.history import HookChange
 from hookguard.model.project import ClassInfo, External
-from hookguard.model.records import MethodRecord
+from hookguard.model.records import MethodRecord, method_mentions
 from hookguard.rules.base import Rule, RuleContext, is_dunder
 
 
@@ -199,7 +199,8 @@ class StaleOverride(Rule):
     ) -> Finding | None:
         name = method.name
         outside = ctx.references.outside(name, ctx.family(info))
-        own_users = ctx.family_self_refs(info, name)
+        own_users = [c for c in ctx.family_self_refs(info, name)
+                     if c is not info or _uses_itself(info, method)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
         if any(name in a.record.self_refs for a in ancestors):
             return None  # a base still calls it on self: the override runs
@@ -301,3 +302,18 @@ class StaleOverride(Rule):
             if node is ancestor:
                 break
         return chain if ancestor is not None else chain[:1]
+
+
+def _uses_itself(info: ClassInfo, method: MethodRecord) -> bool:
+    """Whether ``info`` uses ``method``'s name other than as ``super().name`` inside the
+    override itself (which reaches the base's, now gone, definition)."""
+    name = method.name
+    for other in info.record.methods.values():
+        if other is method:
+            if any(c.name == name and c.receiver in ("self", "cls") for c in other.calls) or (
+                name in other.self_reads
+            ):
+                return True
+        elif name in method_mentions(other):
+            return True
+    return False
