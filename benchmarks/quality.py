@@ -2,6 +2,7 @@
 
     python benchmarks/quality.py [--repos a,b] [--only precision|recall] [--jobs N]
                                  [--json OUT] [--at REV] [--raw DIR] [--reuse]
+                                 [--sample-warnings N]
 
 **Precision.** Every repository in ``benchmarks/quality/corpus.toml`` is audited at its pinned
 commit (``hookguard audit --format json --exit-zero --no-cache`` in its full-history clone
@@ -11,6 +12,11 @@ heading "Triage ledger" whose columns are ``repo | rule | path | symbol | verdic
 Error precision is true / triaged. Errors not in the ledger are listed as *untriaged*, with a
 row to paste once someone has read the code; they never count either way. Ledger rows that no
 finding matches any more are listed as *vanished*, to be removed.
+
+**Warnings.** The table under "Warning sample" (same columns, ``worth`` = ``yes``/``no``) holds
+warnings judged for whether a maintainer would act on them; the share is taken over the rows
+still reported as warnings. ``--sample-warnings N`` prints N more, not yet judged, spread over
+the repositories in a fixed pseudo-random order.
 
 **Recall.** For every incident in ``benchmarks/quality/incidents.toml``,
 ``hookguard check --base <commit>^ --head <commit>`` must report an error of the expected rule
