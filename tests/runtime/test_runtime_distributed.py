@@ -223,6 +223,8 @@ def check_failed_job(code: int, output: str, seconds: float) -> None:
     assert "rank 0: Rank0StagingManager passed its contract" in output
     assert "rank 1: Rank0StagingManager passed" not in output
     assert "process: rank 0" not in output
+    stopped = r"rank\s*: 0 \(local_rank: 0\)\n\s*exitcode\s*: -15"  # SIGTERM from torchrun
+    assert re.search(stopped, output), output
     print(f"torchrun job failed as it should in {seconds:.1f} s")
 
 
