@@ -25,6 +25,7 @@ __all__ = [
     "MAX_INT_BITS",
     "MAX_ITEMS",
     "MAX_NODES",
+    "MAX_TOTAL_ITEMS",
     "ExpressionLimit",
     "bounded_add",
     "bounded_mod",
@@ -44,6 +45,8 @@ MAX_NODES = 500
 MAX_INT_BITS = 256
 #: Most items a ``range``, a repeated sequence or a torch allocation may have.
 MAX_ITEMS = 1_000_000
+#: Most items the sequences and ranges one evaluation creates may have together.
+MAX_TOTAL_ITEMS = 4 * MAX_ITEMS
 #: Largest literal exponent a shape dimension may use (``2**k`` for a literal ``k``).
 MAX_DIM_EXPONENT = 64
 
@@ -353,7 +356,7 @@ def check_expression(text: str, *, dimension: bool = False) -> ast.Expression:
                     f"from 0 to {MAX_DIM_EXPONENT}"
                 )
     try:
-        _fold(tree.body)
+        _Folder().fold(tree.body)
     except ExpressionLimit as exc:
         raise ValueError(f"{what} {_short(text)} is out of bounds: {exc}") from None
     return tree
@@ -385,60 +388,98 @@ class _Unknown:
 _UNKNOWN = _Unknown()
 
 
-def _fold(node: ast.AST) -> Any:
-    """The value of ``node`` where it is made of literals only (else ``_UNKNOWN``), computed
-    under the evaluation limits: a literal bomb is refused at load time. The depth is bounded
-    by :func:`_check_shape`."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.List | ast.Tuple):
-        items = [_fold(item) for item in node.elts]
-        if any(item is _UNKNOWN for item in items):
+class _Seq:
+    """A string, list or tuple known only by its length: folding never builds one."""
+
+    __slots__ = ("is_str", "length")
+
+    def __init__(self, length: int, is_str: bool = False) -> None:
+        self.length = length
+        self.is_str = is_str
+
+
+class _Folder:
+    """Computes the literal parts of an expression under the evaluation limits, keeping only
+    numbers and the lengths of sequences, so folding itself never allocates much; the items
+    all repetitions and joins would create together are bounded by :data:`MAX_TOTAL_ITEMS`."""
+
+    def __init__(self) -> None:
+        self.items = 0
+
+    def spend(self, length: int, is_str: bool) -> _Seq:
+        self.items += length
+        if self.items > MAX_TOTAL_ITEMS:
+            raise ExpressionLimit(f"sequences of over {MAX_TOTAL_ITEMS} items in all")
+        return _Seq(length, is_str)
+
+    def fold(self, node: ast.AST) -> Any:
+        """The value of ``node`` where literals decide it (a number or a :class:`_Seq`),
+        else ``_UNKNOWN``. The depth is bounded by :func:`_check_shape`."""
+        if isinstance(node, ast.Constant):
+            value = node.value
+            return _Seq(len(value), True) if isinstance(value, str) else value
+        if isinstance(node, ast.List | ast.Tuple):
+            for item in node.elts:
+                self.fold(item)
+            return _Seq(len(node.elts))
+        if isinstance(node, ast.UnaryOp):
+            operand = self.fold(node.operand)
+            if type(operand) in (int, float) and isinstance(node.op, ast.USub | ast.UAdd):
+                return -operand if isinstance(node.op, ast.USub) else operand
             return _UNKNOWN
-        return items if isinstance(node, ast.List) else tuple(items)
-    if isinstance(node, ast.UnaryOp):
-        operand = _fold(node.operand)
-        if operand is _UNKNOWN or not isinstance(operand, int | float):
+        if isinstance(node, ast.BinOp):
+            return self.binary(node.op, self.fold(node.left), self.fold(node.right))
+        if isinstance(node, ast.Call):
+            args = [self.fold(arg) for arg in node.args]
+            for keyword in node.keywords:
+                self.fold(keyword.value)
+            if isinstance(node.func, ast.Name) and node.func.id == "range":
+                numbers = tuple(a for a in args if type(a) in (int, bool))
+                length = range_length(numbers) if len(numbers) == len(args) else None
+                if length is not None and length > MAX_ITEMS:
+                    raise ExpressionLimit(f"range of {length} items is over {MAX_ITEMS}")
+            else:
+                self.fold(node.func)
             return _UNKNOWN
-        if isinstance(node.op, ast.USub):
-            return -operand
-        if isinstance(node.op, ast.UAdd):
-            return +operand
+        for child in ast.iter_child_nodes(node):
+            self.fold(child)
         return _UNKNOWN
-    if isinstance(node, ast.BinOp):
-        left, right = _fold(node.left), _fold(node.right)
+
+    def binary(self, op: ast.operator, left: Any, right: Any) -> Any:
         if left is _UNKNOWN or right is _UNKNOWN:
+            if isinstance(op, ast.Mod) and isinstance(left, _Seq) and left.is_str:
+                raise ExpressionLimit("'%' formatting of strings is not allowed in expressions")
+            return _UNKNOWN
+        numbers = type(left) in (int, float, bool) and type(right) in (int, float, bool)
+        if isinstance(op, ast.Mult) and not numbers:
+            seq, count = (left, right) if isinstance(left, _Seq) else (right, left)
+            if isinstance(seq, _Seq) and type(count) in (int, bool):
+                if seq.length * count > MAX_ITEMS:
+                    raise ExpressionLimit(f"repeating a sequence of {seq.length} items {count} "
+                                          f"times is over {MAX_ITEMS} items")
+                return self.spend(max(seq.length * count, 0), seq.is_str)
+            return _UNKNOWN
+        if isinstance(op, ast.Add) and isinstance(left, _Seq) and isinstance(right, _Seq):
+            if left.length + right.length > MAX_ITEMS:
+                raise ExpressionLimit(f"joining sequences of over {MAX_ITEMS} items")
+            return self.spend(left.length + right.length, left.is_str and right.is_str)
+        if isinstance(op, ast.Mod) and isinstance(left, _Seq) and left.is_str:
+            raise ExpressionLimit("'%' formatting of strings is not allowed in expressions")
+        if not numbers:
             return _UNKNOWN
         try:
-            if isinstance(node.op, ast.Pow):
+            if isinstance(op, ast.Pow):
                 return bounded_pow(left, right)
-            if isinstance(node.op, ast.Mult):
+            if isinstance(op, ast.Mult):
                 return bounded_mul(left, right)
-            if isinstance(node.op, ast.Add):
+            if isinstance(op, ast.Add):
                 return bounded_add(left, right)
-            if isinstance(node.op, ast.Mod):
-                return bounded_mod(left, right)
-            if isinstance(node.op, ast.Sub):
-                value = left - right
-                if type(value) is int and value.bit_length() > MAX_INT_BITS:
-                    raise ExpressionLimit(f"a difference is larger than {MAX_INT_BITS} bits")
-                return value
+            if isinstance(op, ast.Sub):
+                return bounded_add(left, -right)
+            if isinstance(op, ast.Mod):
+                return left % right
         except ExpressionLimit:
             raise
-        except Exception:  # e.g. 1/0 or "a" - 1: an error when it runs, not a bomb
+        except (ArithmeticError, ValueError):  # 1 % 0, 0.0 ** -1: an error when it runs
             return _UNKNOWN
         return _UNKNOWN
-    if isinstance(node, ast.Call):
-        args = [_fold(arg) for arg in node.args]
-        for keyword in node.keywords:
-            _fold(keyword.value)
-        if isinstance(node.func, ast.Name) and node.func.id == "range":
-            length = range_length(tuple(args)) if _UNKNOWN not in args else None
-            if length is not None and length > MAX_ITEMS:
-                raise ExpressionLimit(f"range of {length} items is over {MAX_ITEMS}")
-        else:
-            _fold(node.func)
-        return _UNKNOWN
-    for child in ast.iter_child_nodes(node):
-        _fold(child)
-    return _UNKNOWN

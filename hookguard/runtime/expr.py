@@ -12,7 +12,8 @@ What depends on run-time values is bounded while it runs: the operations that ca
 limit (``**``, ``*``, ``+``, ``%`` and every call) are compiled as calls of guards that refuse
 
 * integers over :data:`~hookguard.contracts.expressions.MAX_INT_BITS` bits, sequences, ranges
-  and torch allocations over their item limits (:class:`ExpressionLimit`);
+  and torch allocations over their item limits, one by one and all of an evaluation together
+  (:class:`ExpressionLimit`);
 * calls of anything but the whitelisted builtins, methods of tensors, built-in containers and
   numbers, and torch functions; and any function or method passed *as an argument*
   (``min(xs, key=obj.shell)``, ``key=hook``) (:class:`ExpressionRefused`);
@@ -36,6 +37,7 @@ from typing import Any
 from hookguard.contracts import EXPR_BUILTINS, ExpressionLimit, check_expression
 from hookguard.contracts.expressions import (
     MAX_ITEMS,
+    MAX_TOTAL_ITEMS,
     bounded_add,
     bounded_mod,
     bounded_mul,
@@ -49,6 +51,8 @@ __all__ = ["MAX_SECONDS", "Expression", "ExpressionLimit", "ExpressionRefused", 
 MAX_SECONDS = 2.0
 #: Most elements a torch allocation in an expression may have (``torch.arange(n)``).
 MAX_TENSOR_ITEMS = 1 << 24
+#: Most elements all torch allocations of one evaluation may have together.
+MAX_TOTAL_TENSOR_ITEMS = 4 * MAX_TENSOR_ITEMS
 
 _SAFE_BUILTINS: dict[str, Any] = {name: getattr(builtins, name) for name in EXPR_BUILTINS}
 _SAFE_BUILTIN_IDS = frozenset(id(value) for value in _SAFE_BUILTINS.values())
@@ -61,12 +65,27 @@ class ExpressionRefused(TypeError):
     """An expression tried to call something it may not, or to pass a function as a value."""
 
 
-_deadline = [0.0]  # of the evaluation under way (approximate across threads: a bound only)
+# Of the evaluation under way (approximate across threads: a bound only): its deadline, and
+# the sequence items and tensor elements it has created so far.
+_deadline = [0.0]
+_spent = [0, 0]
+_SEQUENCES = (str, bytes, list, tuple)
+_MATERIALIZING = frozenset({id(list), id(tuple), id(set), id(sorted), id(sum), id(min), id(max),
+                            id(any), id(all)})
 
 
 def _tick() -> None:
     if time.monotonic() > _deadline[0]:
         raise ExpressionLimit(f"evaluation took over {MAX_SECONDS:g} s")
+
+
+def _spend(items: int, tensor: bool = False) -> None:
+    """Count what an evaluation creates: all its sequences and ranges together stay within
+    :data:`MAX_TOTAL_ITEMS` items, its torch allocations within :data:`MAX_TOTAL_TENSOR_ITEMS`."""
+    _spent[tensor] += items
+    limit = MAX_TOTAL_TENSOR_ITEMS if tensor else MAX_TOTAL_ITEMS
+    if _spent[tensor] > limit:
+        raise ExpressionLimit(f"creates over {limit} {'elements' if tensor else 'items'} in all")
 
 
 def _torch_name(name: object) -> bool:
@@ -147,7 +166,9 @@ def _hg_call(func: Any, *args: Any, **kwargs: Any) -> Any:
         length = range_length(args)
         if length is not None and length > MAX_ITEMS:
             raise ExpressionLimit(f"range of {length} items is over {MAX_ITEMS}")
-    elif func is sum and (len(args) > 1 or "start" in kwargs):
+    if id(func) in _MATERIALIZING and args and type(args[0]) is range:
+        _spend(len(args[0]))
+    if func is sum and (len(args) > 1 or "start" in kwargs):
         start = args[1] if len(args) > 1 else kwargs["start"]
         if isinstance(start, list | tuple | str | bytes):
             raise ExpressionRefused("sum() of sequences is not allowed (it is quadratic)")
@@ -161,6 +182,7 @@ def _hg_call(func: Any, *args: Any, **kwargs: Any) -> Any:
             raise ExpressionLimit(
                 f"torch.{func.__name__} of {count} elements is over {MAX_TENSOR_ITEMS}"
             )
+        _spend(count or 0, tensor=True)
     result = func(*args, **kwargs)
     _tick()
     return result
@@ -173,12 +195,18 @@ def _hg_pow(left: Any, right: Any) -> Any:
 
 def _hg_mul(left: Any, right: Any) -> Any:
     _tick()
-    return bounded_mul(left, right)
+    result = bounded_mul(left, right)
+    if isinstance(result, _SEQUENCES):
+        _spend(len(result))
+    return result
 
 
 def _hg_add(left: Any, right: Any) -> Any:
     _tick()
-    return bounded_add(left, right)
+    result = bounded_add(left, right)
+    if isinstance(result, _SEQUENCES):
+        _spend(len(result))
+    return result
 
 
 def _hg_mod(left: Any, right: Any) -> Any:
@@ -271,6 +299,7 @@ class Expression:
         # The tree passed the syntax whitelist and limits, its growing operations and calls go
         # through the guards, and it runs with the restricted builtins.
         _deadline[0] = time.monotonic() + MAX_SECONDS
+        _spent[0] = _spent[1] = 0
         return eval(self.code, _GLOBALS, namespace)
 
     def __repr__(self) -> str:

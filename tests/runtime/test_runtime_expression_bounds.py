@@ -18,6 +18,7 @@ class Manager:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.n = 10**15
+        self.million = 10**6
         self.pages = torch.arange(6)
 
     def shell(self, *args: Any) -> str:
@@ -61,6 +62,10 @@ def test_methods_of_the_object_are_never_called_through_arguments(invariant: str
     "torch.arange(n).numel() > 0",
     "torch.zeros(n, n).numel() > 0",
     "len('a' * n) > 0",
+    "len([[0] * million, [0] * million, [0] * million, [0] * million, [0] * million]) == 5",
+    "torch.zeros(million * 16).numel() + torch.zeros(million * 16).numel() "
+    "+ torch.zeros(million * 16).numel() + torch.zeros(million * 16).numel() "
+    "+ torch.zeros(million * 16).numel() > 0",
 ])
 def test_values_read_from_the_object_cannot_hang_or_exhaust_memory(invariant: str) -> None:
     obj = Manager()
