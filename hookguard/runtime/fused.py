@@ -57,6 +57,12 @@ _PY_BAD: dict[str, Callable[[Any], bool]] = {
     "positive": lambda v: v <= 0,
     "finite": lambda v: isinstance(v, float) and not math.isfinite(v),
 }
+_INT_BAD: dict[str, Callable[[list[Any]], bool]] = {  # non-empty lists of ints or bools
+    "zeros": any,
+    "nonzero": lambda items: not all(items),
+    "nonneg": lambda items: min(items) < 0,
+    "positive": lambda items: min(items) <= 0,
+}
 _DEVICE_BAD: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "zeros": lambda t: t.any(),
     "nonzero": lambda t: (t == 0).any(),
@@ -75,18 +81,23 @@ def values_bad(value: object, check: str, flags: list[torch.Tensor]) -> bool:
             return False
         if value.is_cpu:
             if value.numel() <= SMALL and not value.is_complex():
+                items = _host_items(value)
+                if not items:
+                    return False
+                if not value.is_floating_point():  # no NaN: min, max and any are exact
+                    return _INT_BAD[check](items)
                 test = _PY_BAD[check]
-                return any(test(v) for v in _host_items(value))
+                return any(test(v) for v in items)
             if check == "zeros":
                 return bool(value.count_nonzero().item())
             return bool(_DEVICE_BAD[check](value).item())
         flags.append(_DEVICE_BAD[check](value))
         return False
-    items = _scalars(value)
-    if items is None:
+    scalars = _scalars(value)
+    if scalars is None:
         return False
     test = _PY_BAD[check]
-    return any(test(v) for v in items)
+    return any(test(v) for v in scalars)
 
 
 def range_bad(value: object, lo: float, hi: float, flags: list[torch.Tensor]) -> bool:
@@ -95,12 +106,15 @@ def range_bad(value: object, lo: float, hi: float, flags: list[torch.Tensor]) ->
             return False
         if value.is_cpu:
             if value.numel() <= SMALL and not value.is_complex():
-                return any(not lo <= v <= hi for v in _host_items(value))
+                items = _host_items(value)
+                if items and not value.is_floating_point():  # no NaN: min and max are exact
+                    return bool(min(items) < lo or max(items) > hi)
+                return any(not lo <= v <= hi for v in items)
             return bool(((value < lo) | (value > hi)).any().item())
         flags.append(((value < lo) | (value > hi)).any())
         return False
-    items = _scalars(value)
-    return items is not None and any(not lo <= v <= hi for v in items)
+    scalars = _scalars(value)
+    return scalars is not None and any(not lo <= v <= hi for v in scalars)
 
 
 def equals_bad(

@@ -245,3 +245,69 @@ def test_generated_source_holds_no_contract_text_but_names() -> None:
     assert fast is not None
     assert "n_n * n_m" in fast.source  # the dimension expression, over generated locals
     assert "float32" not in fast.source  # the dtype is a constant passed by reference
+
+
+class Values:
+    def hook(self) -> None:
+        pass
+
+
+Values.__module__, Values.__qualname__ = "gen_props", "Values"
+
+VALUE_CHECKS = """
+[[hook]]
+class = "gen_props.Values"
+method = "hook"
+[hook.fields.zeros]
+values = "zeros"
+[hook.fields.nonzero]
+values = "nonzero"
+[hook.fields.nonneg]
+values = "nonneg"
+[hook.fields.positive]
+values = "positive"
+[hook.fields.finite]
+values = "finite"
+[hook.fields.ranged]
+range = [-1, 2]
+"""
+NAN, INF = float("nan"), float("inf")
+SAMPLES: list[Any] = [
+    torch.tensor([], dtype=torch.int32),
+    torch.tensor([0, 0]),
+    torch.tensor([[0, 3], [1, 2]], dtype=torch.int32),
+    torch.tensor([-1, 2]),
+    torch.tensor([True, False]),
+    torch.tensor([0.0, -0.0]),
+    torch.tensor([NAN, 1.0]),
+    torch.tensor([NAN, -1.0]),
+    torch.tensor([INF, 0.5]),
+    torch.tensor([[1.5, 2.0]], dtype=torch.float64),
+    torch.zeros(300, dtype=torch.int64),  # over SMALL: torch on the host
+    torch.arange(300) - 1,
+    [0, 1, 2],
+    3,
+]
+
+
+@pytest.mark.parametrize("sample", range(len(SAMPLES)))
+def test_fused_value_checks_pass_only_what_the_exact_checker_passes(sample: int) -> None:
+    (contract,) = parse_contracts(VALUE_CHECKS)
+    compiled = CompiledContract(contract)
+    fast = generate(compiled, Values, Values, (), {})
+    assert fast is not None
+    conforming = {"zeros": 0, "nonzero": 1, "nonneg": 0, "positive": 1, "finite": 1.0, "ranged": 0}
+    value = SAMPLES[sample]
+    nan = isinstance(value, torch.Tensor) and bool(value.isnan().any())
+    for name in conforming:
+        obj: Any = Values()
+        for other, good in conforming.items():
+            setattr(obj, other, good)
+        assert fast.full(obj, ())
+        setattr(obj, name, value)
+        exact = compiled.check(obj, {}, values=True)
+        verdict = fast.full(obj, ())
+        if nan and name == "ranged":  # NaN is in no range for the lists path: stricter
+            assert verdict is False
+        else:
+            assert verdict == (exact == []), (name, exact)
