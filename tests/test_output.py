@@ -210,3 +210,20 @@ def test_rich_output_never_cuts_an_identifier(tmp_path: Path) -> None:
                  "chain: MiniMaxM3KVCacheManagerV2 → KVCacheManagerV2",
                  "trtllm_mini.attention_backend.sparse.minimax_m3.cache_manager"):
         assert any(name in line for line in lines), name
+
+
+def test_a_rebuilt_cache_is_one_calm_note(tmp_path: Path) -> None:
+    """Every cache file damaged: one note for the run, not one per shard (issue 13, item 7)."""
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("add", {f"pkg/m{i}.py": f"class C{i}:\n    pass\n" for i in range(40)})
+    assert cli(repo.root, "audit").returncode == 0
+    files = list((repo.root / ".hookguard_cache").glob("*.msgpack"))
+    assert len(files) > 2
+    for file in files:
+        file.write_bytes(b"garbage")
+    proc = cli(repo.root, "audit")
+    assert proc.returncode == 0
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and notes[0].endswith("rebuilding"), notes
+    again = cli(repo.root, "audit")
+    assert [line for line in again.stdout.splitlines() if line.startswith("note:")] == []
