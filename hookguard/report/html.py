@@ -31,6 +31,7 @@ _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2em;color:#1f2328}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #d0d7de}
 table{border-collapse:collapse;margin:.5em 0}
+table.hookmap{display:block;overflow-x:auto;max-width:100%}
 th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}
