@@ -134,7 +134,16 @@ class Enforcer(Instrumenter):
         defaults: dict[str, Any] = {}
         if target.positional is not None:
             params, defaults = target.positional
-        generated = generate(target.compiled, cls, target.base or cls, params, defaults)
+        try:
+            generated = generate(target.compiled, cls, target.base or cls, params, defaults)
+        except Exception as exc:  # a generator bug must not break the hook: check exactly
+            warnings.warn(
+                f"hookguard: no generated check for {qualified(cls)} "
+                f"({type(exc).__name__}: {exc}); using the exact checker",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            generated = None
         check = None
         if generated is not None:
             check = generated.full if self.values else generated.metadata
