@@ -6,7 +6,7 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
@@ -76,6 +76,8 @@ class Project:
     _mro: dict[str, tuple[Node, ...]] = field(default_factory=dict)
     _subclasses: dict[str, list[ClassInfo]] = field(default_factory=dict)
     _top_packages: frozenset[str] = frozenset()
+    _inherited_names: dict[str, frozenset[str]] = field(default_factory=dict)
+    _inherited_refs: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, records: Iterable[FileRecord]) -> Project:
@@ -267,6 +269,47 @@ class Project:
                 return node
         return None
 
+    def inherited_names(self, info: ClassInfo) -> frozenset[str]:
+        """Names (methods and class attributes) that ``info``'s ancestors in the checkout
+        define."""
+        return self._inherited(info, self._inherited_names, _defined_names)
+
+    def inherited_refs(self, info: ClassInfo) -> frozenset[str]:
+        """Names ``info``'s ancestors in the checkout use on ``self``."""
+        return self._inherited(info, self._inherited_refs, _self_refs)
+
+    def _inherited(
+        self,
+        info: ClassInfo,
+        cache: dict[str, frozenset[str]],
+        own: Callable[[ClassInfo], frozenset[str]],
+    ) -> frozenset[str]:
+        """The union of ``own`` over ``info``'s ancestors, shared down a line of classes that
+        add nothing: a 10,000-class chain costs linear time and memory, not quadratic."""
+        found = cache.get(info.fq)
+        if found is not None:
+            return found
+        pending = [info]
+        while pending:  # bases first, without recursion
+            current = pending[-1]
+            bases = [b for b in self.bases(current) if isinstance(b, ClassInfo)
+                     and b.fq not in cache and b.fq != current.fq]
+            if bases and not any(b.fq in {p.fq for p in pending} for b in bases):
+                pending.extend(bases)
+                continue
+            pending.pop()
+            if current.fq in cache:
+                continue
+            parts = [b for b in self.bases(current) if isinstance(b, ClassInfo)]
+            if len(parts) == 1 and parts[0].fq in cache:
+                base = parts[0]
+                above, mine = cache[base.fq], own(base)
+                cache[current.fq] = above if mine <= above else above | mine
+            else:  # several bases (or a cycle): take the MRO's union
+                cache[current.fq] = frozenset().union(
+                    *(own(n) for n in self.ancestors(current) if isinstance(n, ClassInfo)))
+        return cache[info.fq]
+
     def unknown_before(self, info: ClassInfo, until: Node | None = None) -> External | None:
         """The first base outside the checkout that may define methods (``torch.nn.Module``)
         in ``info``'s MRO before ``until`` (anywhere when None): where it stands, what a name
@@ -392,6 +435,14 @@ def _top_directory(record: FileRecord) -> str | None:
     if len(segments) <= depth:
         return None  # already named from the checkout's root
     return "/".join(segments[: len(segments) - depth])
+
+
+def _defined_names(info: ClassInfo) -> frozenset[str]:
+    return frozenset(info.record.methods) | info.record.attributes
+
+
+def _self_refs(info: ClassInfo) -> frozenset[str]:
+    return info.record.self_refs
 
 
 def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:

@@ -87,21 +87,21 @@ class SignatureDrift(Rule):
         calls = _CallIndex()
         members = _MemberCalls(project)
         for info in ctx.classes():
-            ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
-            if not ancestors:
+            if not any(isinstance(b, ClassInfo) for b in project.bases(info)):
                 continue
             # Names the bases use on self: only those methods are hooks the bases can call.
-            base_refs: set[str] = set()
-            for ancestor in ancestors:
-                base_refs |= ancestor.record.self_refs
+            base_refs = project.inherited_refs(info)
+            ancestors: list[ClassInfo] | None = None
             for method in info.record.methods.values():
                 if method.skipped or method.raises_only:
                     continue  # a skipped test never runs; a lone ``raise`` disables the hook
                 is_hook = method.name in base_refs
+                if is_hook and ancestors is None:
+                    ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
                 found = (
                     self._proven(project, calls, info, ancestors, method,
                                  partial(ctx.live, info))
-                    if is_hook else None
+                    if is_hook and ancestors is not None else None
                 )
                 if found is None and method.name in members.names:
                     found = self._composed(project, members, info, method)
@@ -524,13 +524,15 @@ class _MemberCalls:
                     if isinstance(node, ClassInfo):
                         held[attr] = (node, written.endswith("()"))
                 held_by[info.fq] = held
-        for info in project.classes.values():
+        # Members a class declares reach its subclasses: only holders' lines are visited.
+        lines = {h.fq: h for fq in held_by for h in (project.classes[fq],)}
+        for fq in held_by:
+            lines.update((d.fq, d) for d in project.descendants(project.classes[fq]))
+        for info in lines.values():
             types: dict[str, tuple[ClassInfo, bool]] = {}
             for node in reversed(project.mro(info)):  # nearest declaration wins
                 if isinstance(node, ClassInfo):
                     types.update(held_by.get(node.fq, {}))
-            if not types:
-                continue
             for caller in info.record.methods.values():
                 for call in caller.calls:
                     if call.receiver == "member" and call.explicit_base in types:

@@ -102,14 +102,9 @@ class StaleOverride(Rule):
         duck = set(ctx.config.duck_protocols)
         candidates: list[tuple[ClassInfo, MethodRecord]] = []
         for info in ctx.classes():
-            ancestors = project.ancestors(info)
-            if not ancestors:
+            if not project.bases(info):
                 continue
-            inherited: set[str] = set()
-            for node in ancestors:
-                if isinstance(node, ClassInfo):
-                    inherited.update(node.record.methods)
-                    inherited.update(node.record.attributes)
+            inherited = project.inherited_names(info)
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name in duck:
                     continue
