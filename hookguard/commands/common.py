@@ -89,8 +89,8 @@ def summarise(
         for error in skipped:
             reason = reason_of(error)
             reasons[reason] = reasons.get(reason, 0) + 1
-        why = ", ".join(f"{n} {reason}" for reason, n in sorted(
-            reasons.items(), key=lambda item: (-item[1], item[0])))
+        ordered = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+        why = ", ".join(reason if n == 1 else f"{reason}: {n}" for reason, n in ordered)
         line += f"; {_plural(len(skipped), 'file')} not analysed ({why})"
     others = len(errors) - len(skipped)
     if others:
@@ -140,7 +140,8 @@ def open_output(path: str | None) -> IO[str]:
 def display_paths(
     findings: Sequence[Finding], errors: Sequence[InputError], root: Path
 ) -> tuple[list[Finding], list[InputError]]:
-    """Copies with paths relative to the current directory, as ruff and mypy print them."""
+    """Copies with paths relative to the current directory when under it, else absolute, as
+    ruff prints them."""
     from dataclasses import replace
 
     cwd = Path.cwd()
@@ -148,10 +149,9 @@ def display_paths(
 
     def rel(path: str) -> str:
         if path not in cache:
-            try:
-                cache[path] = Path(os.path.relpath(root / path, cwd)).as_posix()
-            except ValueError:  # another drive (Windows)
-                cache[path] = path
+            full = root / path
+            # As ruff: relative under the current directory, absolute elsewhere.
+            cache[path] = (full.relative_to(cwd) if full.is_relative_to(cwd) else full).as_posix()
         return cache[path]
 
     shown = [
