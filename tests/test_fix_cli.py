@@ -75,6 +75,8 @@ def test_rename_that_the_drift_rule_would_reject_is_refused(
         "accept (takes 0 positional arguments but 2 were given); port it to prepare by hand"
     ) in proc.stdout, proc.stdout
     assert (repo.root / "pkg/child.py").read_text() == before
+    explain = hookguard(repo.root, "explain", "HG001").stdout
+    assert "would turn a dead override into a TypeError" in " ".join(explain.split())
     diff = hookguard(repo.root, "fix", "--diff", "--no-cache")
     assert (diff.returncode, diff.stdout) == (0, "")  # nothing it would change
 

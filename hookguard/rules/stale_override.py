@@ -93,7 +93,10 @@ class StaleOverride(Rule):
     autofix = (
         "`hookguard fix` renames the override to the hook's new name when the rename is known "
         "(from history, the diff, or a contract's `renamed_from`), and updates the class's own "
-        "references to the old name. It refuses when the new name already exists in the class. "
+        "references to the old name. It refuses when the new name already exists in the class, "
+        "and when the base calls the new hook with arguments the override cannot take (the "
+        "rename would turn a dead override into a TypeError); when only keyword arguments are "
+        "missing, it adds them (default None) with the rename. "
         "Unsafe when code outside the class calls the old name: review those call sites."
     )
 
