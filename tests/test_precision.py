@@ -412,6 +412,9 @@ def test_a_caller_that_picks_between_call_shapes_proves_nothing_if_one_fits(
                 def forward_torchscript(self, net_input):
                     if torch.jit.is_scripting():
                         return self.forward(src_tokens=net_input["src_tokens"])
+                    return self.forward_eager(net_input)
+
+                def forward_eager(self, net_input):
                     return self.forward(**net_input)
 
                 def forward(self, src_tokens):
@@ -434,7 +437,8 @@ def test_a_caller_that_picks_between_call_shapes_proves_nothing_if_one_fits(
                     return None
         ''',
     })
-    # forward_torchscript's eager branch fits; run()'s mask= fits neither Encoder.forward nor
+    # forward_torchscript's keyword call runs only when scripted (the eager path fits); run()'s
+    # mask= fits neither Encoder.forward nor
     # the override: that caller is broken for the base too, so it proves no drift either.
     assert "HG002 pkg.encoder.Hubert.forward" not in found
     broken = found["HG002 pkg.encoder.Broken.forward"]

@@ -255,7 +255,8 @@ class _MethodScanner:
     def _stmt(self, stmt: ast.stmt, condition: str | None) -> None:
         if isinstance(stmt, ast.If):
             self._expr(stmt.test, condition)
-            test = ast.unparse(stmt.test) if self._mentions_self(stmt) else None
+            test = (ast.unparse(stmt.test)
+                    if self._mentions_self(stmt) or _is_mode_check(stmt.test) else None)
             inner = test if condition is None or test is None else f"{condition} and {test}"
             for child in stmt.body:
                 self._stmt(child, inner)
@@ -683,6 +684,21 @@ class _FileExtractor:
         visit = self.references.visit
         for node in walk(tree, prune=self.method_nodes):
             visit(node)
+
+
+_MODES = frozenset({"is_scripting", "is_tracing", "is_compiling", "TYPE_CHECKING"})
+
+
+def _is_mode_check(test: ast.expr) -> bool:
+    """``if torch.jit.is_scripting():`` and the like: the branch runs in another mode of the
+    program (TorchScript, tracing, compilation, type checking), not for every call."""
+    for node in walk(test):
+        target = node.func if isinstance(node, ast.Call) else node
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            name = dotted_name(target)
+            if name is not None and name.rsplit(".", 1)[-1] in _MODES:
+                return True
+    return False
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -400,6 +400,7 @@ def _unbound(call: CallSite, method: MethodRecord) -> bool:
 
 
 _SELF_NAME = re.compile(r"\bself\.(\w+)")
+_MODE_CHECK = re.compile(r"\b(?:is_scripting|is_tracing|is_compiling|TYPE_CHECKING)\b")
 
 
 def _proves(
@@ -433,6 +434,9 @@ def _proves(
         ).ok:
             return False
     if call.condition:
+        if any(_MODE_CHECK.search(part) and not part.startswith("not ")
+               for part in call.condition.split(" and ")):
+            return False  # only when TorchScript-scripted, traced, compiled or type-checked
         flags = set(_SELF_NAME.findall(call.condition))
         for node in project.mro(info):
             if node is ancestor:
