@@ -652,3 +652,37 @@ def test_a_class_that_runs_only_an_external_constructor_skips_the_base_one(
     })
     assert found["HG002 pkg.tuner.Wrapper._mark_trainable"].severity is Severity.WARNING
     assert "HG002 pkg.tuner.Explicit._mark_trainable" in errors(found)
+
+
+def test_a_subclass_with_its_own_entry_point_for_the_hook_only_warns(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/batch.py": '''
+            class Batch:
+                @classmethod
+                def from_pb(cls, requests, tokenizer):
+                    return cls.tokenize(requests, tokenizer)
+
+                @classmethod
+                def tokenize(cls, requests, tokenizer):
+                    return cls()
+
+
+            class VlmBatch(Batch):
+                @classmethod
+                def from_pb_processor(cls, requests, tokenizer, processor):
+                    return cls.tokenize(requests, tokenizer, processor)
+
+                @classmethod
+                def tokenize(cls, requests, tokenizer, processor):
+                    return cls()
+
+
+            class TextBatch(Batch):
+                @classmethod
+                def tokenize(cls, requests, tokenizer, processor):
+                    return cls()
+        ''',
+    })
+    vlm = found["HG002 pkg.batch.VlmBatch.tokenize"]
+    assert vlm.severity is Severity.WARNING and "from_pb_processor" in vlm.message
+    assert "HG002 pkg.batch.TextBatch.tokenize" in errors(found)

@@ -166,22 +166,16 @@ class SignatureDrift(Rule):
         )
         if unexpected:
             message += "; add " + ", ".join(f"{n}=None" for n in unexpected)
-        if hidden is not None:
-            message += (f" (warning only: {hidden.name}, outside the checkout, comes first in "
-                        f"the method resolution order and may replace {first_caller.name})")
-        elif wrapper is not None:
-            message += (f" (warning only: @{wrapper} may wrap it in a function that accepts "
-                        "other arguments)")
-        stub = _skips_base_constructor(project, info, first_class)
-        if stub is not None and hidden is None and wrapper is None:
-            message += (f" (warning only: {stub}.__init__ never runs the base constructor, so "
-                        "it may never be used as a full instance of the base)")
+        weaker = _why_no_proof(project, info, method, first_class, first_caller, hidden,
+                               wrapper)
+        if weaker is not None:
+            message += f" (warning only: {weaker})"
         return self.finding(
             info,
             method,
             hook=method.name,
             message=message,
-            severity=Severity.WARNING if hidden is not None or wrapper or stub else None,
+            severity=Severity.WARNING if weaker is not None else None,
             evidence={
                 "kind": "proven",
                 "missing": unexpected,
@@ -471,6 +465,42 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
             return node
         if isinstance(node, External) and not node.is_empty:
             return None
+    return None
+
+
+def _why_no_proof(
+    project: Project,
+    info: ClassInfo,
+    method: MethodRecord,
+    ancestor: ClassInfo,
+    caller: MethodRecord,
+    hidden: External | None,
+    wrapper: str | None,
+) -> str | None:
+    """Why a failing call of the base is no proof of a ``TypeError`` for ``info``, if it is
+    not: something hookguard cannot see decides whether that call ever reaches the override."""
+    if hidden is not None:
+        return (f"{hidden.name}, outside the checkout, comes first in the method resolution "
+                f"order and may replace {caller.name}")
+    if wrapper is not None:
+        return f"@{wrapper} may wrap it in a function that accepts other arguments"
+    stub = _skips_base_constructor(project, info, ancestor)
+    if stub is not None:
+        return (f"{stub}.__init__ never runs the base constructor, so it may never be used as "
+                "a full instance of the base")
+    for node in project.mro(info):  # the subclass side has its own entry point for the hook
+        if node is ancestor:
+            break
+        if not isinstance(node, ClassInfo):
+            continue
+        for own in node.record.methods.values():
+            if own is method:
+                continue
+            for call in own.calls:
+                if (call.name == method.name and call.receiver in ("self", "cls")
+                        and bind(call, method, unbound=_unbound(call, method)).ok):
+                    return (f"{node.name}.{own.name} calls it with the arguments it takes: "
+                            f"{ancestor.name}.{caller.name} may never run for it")
     return None
 
 
