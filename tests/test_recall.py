@@ -422,3 +422,78 @@ def test_a_hook_renamed_where_its_only_caller_is_a_composed_member(
                 {"pkg/core.py": WRAPPER_V1.replace("predict(", "predict_step(")})
     finding = gate(repo, base)["HG001 test_amp.AMPModel.predict"]
     assert finding.severity is Severity.ERROR
+
+
+LOOP_V1 = '''
+class Module:
+    def validation_epoch_end(self, outputs):
+        return outputs
+
+    def test_epoch_end(self, outputs):
+        return outputs
+
+
+def call_hook(module, name, *args):
+    return getattr(module, name)(*args)
+
+
+class Loop:
+    def __init__(self, testing):
+        self.testing = testing
+
+    def end(self, module, outputs):
+        name = "test_epoch_end" if self.testing else "validation_epoch_end"
+        return call_hook(module, name, outputs)
+'''
+LOOP_V2 = '''
+from pkg.validator import check_removed
+
+
+class Module:
+    pass
+
+
+class Loop:
+    def end(self, module, outputs):
+        check_removed(module)
+        return outputs
+'''
+VALIDATOR = '''
+def is_overridden(name, module):
+    return name in vars(type(module))
+
+
+def check_removed(module):
+    if is_overridden("validation_epoch_end", module):
+        raise NotImplementedError("validation_epoch_end was removed")
+'''
+
+
+def test_a_removed_hook_the_framework_called_by_name(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/loop.py": LOOP_V1,
+        "examples/seg.py": "from pkg.loop import Module\n\n\n"
+                           "class SegModel(Module):\n"
+                           "    def validation_epoch_end(self, outputs):\n        return 1\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Remove the *_epoch_end hooks", {
+        "pkg/loop.py": LOOP_V2,
+        "pkg/validator.py": VALIDATOR,
+        "tests/test_removed.py": "import pytest\nfrom pkg.loop import Loop, Module\n\n\n"
+                                 "def test_refused():\n"
+                                 "    class Legacy(Module):\n"
+                                 "        def validation_epoch_end(self, outputs):\n"
+                                 "            return outputs\n"
+                                 "    with pytest.raises(NotImplementedError):\n"
+                                 "        Loop().end(Legacy(), [])\n",
+    })
+    found = gate(repo, base)
+    # The example's override is dead; the test's class, written by the same change to check
+    # that the removed hook is refused, is no forgotten override.
+    assert errors(found) == {"HG001 seg.SegModel.validation_epoch_end"}
+    result = audit([repo.root], Options(use_cache=False))
+    assert "HG001 seg.SegModel.validation_epoch_end" in {
+        f"{f.code} {f.symbol}" for f in result.findings if f.severity is Severity.ERROR}

@@ -309,8 +309,10 @@ class HistoryIndex:
         # A call through an object the framework holds (``self.policy.name(``): its own code
         # calling the hook, not a user of a public method. Direct ``self.name(`` calls count
         # only within the class's line (:func:`_called_in_line`).
-        pattern = re.compile(rb"^-.*\bself(?:\.\w+)+\." + re.escape(name.encode()) + rb"\(",
-                             re.MULTILINE)
+        # A dispatch by name (``hook = "validation_epoch_end"``; ``call_hook(m, hook)``) counts.
+        quoted = re.escape(name.encode())
+        pattern = re.compile(rb"^-.*(?:\bself(?:\.\w+)+\." + quoted + rb"\(|(['\"])"
+                             + quoted + rb"\1)", re.MULTILINE)
         return pattern.search(patch) is not None
 
     def removal_commit(

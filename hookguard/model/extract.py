@@ -496,6 +496,7 @@ class _FileExtractor:
         refs = self.references
         record.attr_refs = frozenset(refs.attrs)
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
+        record.literals = frozenset(refs.literals)
         record.prefix_refs = frozenset(refs.prefixes)
         record.module_names = frozenset(module_names)
         share_method_tables(record)

@@ -254,6 +254,7 @@ class FileRecord:
     classes: list[ClassRecord] = field(default_factory=list)
     attr_refs: frozenset[str] = frozenset()  # ``x.NAME`` loads on receivers other than self/cls
     string_refs: frozenset[str] = frozenset()  # literal names given to getattr/hasattr/setattr
+    literals: frozenset[str] = frozenset()  # every identifier-like string constant in the file
     prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
     module_names: frozenset[str] = frozenset()  # names bound at module level
     content_key: str = ""  # git blob id of the bytes the record was built from
