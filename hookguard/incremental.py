@@ -58,7 +58,7 @@ def _bindings(record: FileRecord) -> object:
         record.star_imports,
         record.ambiguous,
         record.aliases,
-        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members)
+        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds)
          for c in record.classes],
     )
 

@@ -686,3 +686,54 @@ def test_a_subclass_with_its_own_entry_point_for_the_hook_only_warns(tmp_path: P
     vlm = found["HG002 pkg.batch.VlmBatch.tokenize"]
     assert vlm.severity is Severity.WARNING and "from_pb_processor" in vlm.message
     assert "HG002 pkg.batch.TextBatch.tokenize" in errors(found)
+
+
+def test_a_base_that_rebinds_its_methods_per_instance_proves_nothing(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/media.py": '''
+            import inspect
+
+
+            class MediaPipeline:
+                def __init__(self):
+                    for name in ("file_path",):
+                        method = getattr(self, name)
+                        if "item" not in inspect.signature(method).parameters:
+                            setattr(self, name, self._compat(method))
+
+                def _compat(self, method):
+                    def shim(*args, item=None, **kwargs):
+                        return method(*args, **kwargs)
+                    return shim
+
+                def store(self, request):
+                    return self.file_path(request, item=None)
+
+                def file_path(self, request, item=None):
+                    return str(request)
+
+
+            class Images:
+                def store(self, request):
+                    return self.file_path(request, item=None)
+
+                def file_path(self, request, item=None):
+                    return str(request)
+        ''',
+        "pkg/old.py": '''
+            from pkg.media import Images, MediaPipeline
+
+
+            class OldPipeline(MediaPipeline):
+                def file_path(self, request):
+                    return "old"
+
+
+            class OldImages(Images):
+                def file_path(self, request):
+                    return "old"
+        ''',
+    })
+    old = found["HG002 pkg.old.OldPipeline.file_path"]
+    assert old.severity is Severity.WARNING and "setattr" in old.message
+    assert "HG002 pkg.old.OldImages.file_path" in errors(found)

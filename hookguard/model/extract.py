@@ -247,6 +247,7 @@ class _MethodScanner:
         self.refs: set[str] = set()
         self.prefixes: set[str] = set()
         self.guarded: set[str] = set()
+        self.rebinds = False
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -396,6 +397,8 @@ class _MethodScanner:
         ):
             self._reflective(node.args[1])
             literal = node.args[1]
+            if node.func.id == "setattr" and not isinstance(literal, ast.Constant):
+                self.rebinds = True  # ``setattr(self, name, shim)``: methods replaced per instance
             if (
                 isinstance(literal, ast.Constant)
                 and isinstance(literal.value, str)
@@ -472,6 +475,7 @@ class _FileExtractor:
         self.star_imports: list[str] = []
         self.references = _FileReferences()
         self.method_nodes: set[int] = set()  # ids of method defs the scanner has walked
+        self.rebinding: set[int] = set()  # method defs that ``setattr(self, <name>, ...)``
         self.branches = 0  # depth of ``if``/``try``/loop blocks around the statement walked
         self.ambiguous: set[str] = set()
 
@@ -597,6 +601,9 @@ class _FileExtractor:
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)
         record.members = {attr: held for attr, held in members.items() if held is not None}
+        record.rebinds = any(
+            id(stmt) in self.rebinding for stmt in _class_body(node.body)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
     def _method(
         self,
@@ -640,6 +647,8 @@ class _FileExtractor:
         self.method_nodes.add(id(node))
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)
+        if scanner.rebinds:
+            self.rebinding.add(id(node))
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         suppressed: set[str] = set()
         for line in range(start, node.lineno + 1):

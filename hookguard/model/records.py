@@ -238,6 +238,7 @@ class ClassRecord:
     # Policy): self.policy = policy``), both meaning that class or a subclass; or a constructor
     # call (``self.policy = Policy()``), written ``Policy()``: exactly that class.
     members: dict[str, str] = field(default_factory=dict)
+    rebinds: bool = False  # ``setattr(self, <computed name>, ...)``: methods replaced at run time
 
 
 @dataclass(slots=True)

@@ -482,6 +482,12 @@ def _why_no_proof(
     if hidden is not None:
         return (f"{hidden.name}, outside the checkout, comes first in the method resolution "
                 f"order and may replace {caller.name}")
+    for node in project.mro(info):
+        if isinstance(node, ClassInfo) and (node.record.rebinds or any(
+                a.attr == method.name for m in node.record.methods.values()
+                for a in m.self_assigns)):
+            return (f"{node.name} replaces methods on the instance at run time (setattr), so "
+                    f"what {caller.name} calls may be an adapter, not this method")
     if wrapper is not None:
         return f"@{wrapper} may wrap it in a function that accepts other arguments"
     stub = _skips_base_constructor(project, info, ancestor)
