@@ -45,6 +45,7 @@ FIX_MESSAGES = (
     r"rename.{0,40}(in|of) (the )?subclass|subclass.{0,40}(old name|renamed)|"
     r"unexpected keyword argument|takes \d+ positional arguments? but"
 )
+MAX_DEFINITIONS = 80
 SKIP_NAMES = frozenset(
     {"__init__", "setUp", "tearDown", "__repr__", "__str__", "__eq__", "__hash__"}
 )
@@ -96,14 +97,24 @@ def git(repo: str, *args: str) -> str:
     return done.stdout
 
 
-def commits(repo: str, rev: str, since: str | None, max_commits: int | None) -> Iterator[Commit]:
-    """Stream non-merge commits with their zero-context ``.py`` diffs."""
+def commits(
+    repo: str,
+    rev: str,
+    since: str | None,
+    max_commits: int | None,
+    paths: list[str] | None = None,
+) -> Iterator[Commit]:
+    """Stream non-merge commits with their zero-context ``.py`` diffs (``paths``: pathspecs
+    that select the commits, e.g. the base classes' files; the diff still covers every file)."""
     args = ["log", "--no-merges", "-p", "-U0", "--no-renames", "--format=\x01%H %s", rev]
     if since:
         args.append(f"--since={since}")
     if max_commits:
         args.append(f"-n{max_commits}")
-    args += ["--", "*.py"]
+    if paths:
+        args += ["--full-diff", "--", *paths]
+    else:
+        args += ["--", "*.py"]
     proc = subprocess.Popen(
         ["git", "-C", repo, *args], stdout=subprocess.PIPE, text=True, errors="replace"
     )
@@ -122,8 +133,9 @@ def commits(repo: str, rev: str, since: str | None, max_commits: int | None) -> 
             continue
         elif line.startswith("diff --git "):
             path = line.split(" b/", 1)[-1]
-            diff = FileDiff(path)
-            current.files.append(diff)
+            diff = FileDiff(path) if path.endswith(".py") else None
+            if diff is not None:
+                current.files.append(diff)
         elif line.startswith("@@") and diff is not None:
             match = re.match(r"@@ -(?P<old>\d+)(?:,\d+)? \+(?P<new>\d+)", line)
             if match:
@@ -302,8 +314,11 @@ def inherits(repo: str, rev: str, start: list[str], target: str) -> list[str] | 
 def overrides(repo: str, rev: str, name: str, owner: str, touched: set[str]) -> list[str]:
     """``def name`` at ``rev`` in classes that inherit (by name) from ``owner``, or in text files
     naming ``owner``: 'path:line chain', marked when the commit did not touch the file."""
-    found = []
-    for path, at in definitions(repo, rev, name):
+    found: list[str] = []
+    candidates = definitions(repo, rev, name)
+    if len(candidates) > MAX_DEFINITIONS:
+        return found
+    for path, at in candidates:
         if path.endswith(".py"):
             sub = enclosing_class(parse(repo, rev, path), at)
             if sub is None or sub.name == owner:
@@ -476,7 +491,10 @@ def mine_calls(repo: str, commit: Commit) -> Iterator[Candidate]:
                 if caller is None:
                     continue
                 left = []
-                for path, at in definitions(repo, commit.sha, name):
+                found = definitions(repo, commit.sha, name)
+                if len(found) > MAX_DEFINITIONS:
+                    continue  # a name this common (forward, setup) costs minutes and rarely pays
+                for path, at in found:
                     func = function_at(repo, commit.sha, path, at)
                     why = cannot_bind(func, shape) if func is not None else ""
                     sub = enclosing_class(parse(repo, commit.sha, path), at)
@@ -537,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fixes", action="store_true", help="only commits that fix a stale override (by name)"
     )
+    parser.add_argument(
+        "--paths", nargs="+", help="only commits touching these pathspecs (the base files)"
+    )
     parser.add_argument("--shape", metavar="NAME", help="list every def NAME at --rev and stop")
     options = parser.parse_args(argv)
     if options.shape:
@@ -546,7 +567,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(mine_messages(options.repo, options.rev, options.since)))
         return 0
     count = 0
-    for commit in commits(options.repo, options.rev, options.since, options.max_commits):
+    for commit in commits(
+        options.repo, options.rev, options.since, options.max_commits, options.paths
+    ):
         found = (
             mine_fixes(options.repo, commit)
             if options.fixes
