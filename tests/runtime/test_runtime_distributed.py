@@ -259,3 +259,35 @@ def test_torchrun_nccl_fixed_managers_pass() -> None:
     assert "rank 0: FixedShardedManager passed its contract (1 check, staging on cuda:0" in output
     assert "rank 1: FixedShardedManager passed its contract (1 check, staging on cuda:1" in output
     assert "rank 1: all-reduce gave 2" in output
+
+
+def test_the_rank_comes_from_an_initialised_process_group_without_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixture_contracts: list[HookContract]
+) -> None:
+    import torch.distributed as dist
+
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    try:
+        with enforce(fixture_contracts), pytest.raises(ContractViolation) as caught:
+            kvf.WrongDtypeM3KVCacheManagerV2()
+    finally:
+        dist.destroy_process_group()
+    assert (caught.value.rank, caught.value.world_size, caught.value.local_rank) == (0, 1, None)
+    assert "  process: rank 0 of 1, host " in str(caught.value)
+
+
+def test_the_runtime_adds_no_collective_operation() -> None:
+    collectives = re.compile(
+        r"\b(all_reduce|all_gather\w*|reduce_scatter\w*|broadcast\w*|barrier|monitored_barrier|"
+        r"gather|scatter|send|recv|isend|irecv|all_to_all\w*|new_group|TCPStore|FileStore)\s*\("
+    )
+    runtime = ROOT / "hookguard" / "runtime"
+    found = [
+        f"{path.name}: {match.group(0)}"
+        for path in sorted(runtime.glob("*.py"))
+        for match in collectives.finditer(path.read_text())
+    ]
+    assert found == []
