@@ -336,6 +336,15 @@ def overrides(repo: str, rev: str, name: str, owner: str, touched: set[str]) -> 
     return found
 
 
+def still_defined(repo: str, rev: str, path: str, owner: str, name: str) -> bool:
+    """Does class ``owner`` in ``path`` at ``rev`` still define ``name`` (a duplicate removed)?"""
+    tree = parse(repo, rev, path)
+    return any(
+        isinstance(node, ast.ClassDef) and node.name == owner and name in methods(node)
+        for node in (ast.walk(tree) if tree is not None else ())
+    )
+
+
 def mine_removed(repo: str, commit: Commit) -> Iterator[Candidate]:
     """Hooks deleted from a class that called them; overrides left behind, or (a trap) every
     override removed or renamed in the same commit."""
@@ -347,7 +356,7 @@ def mine_removed(repo: str, commit: Commit) -> Iterator[Candidate]:
             if name in kept or not calls_self(repo, f"{commit.sha}^", diff.path, name):
                 continue
             owner = enclosing_class(parse(repo, f"{commit.sha}^", diff.path), line)
-            if owner is None:
+            if owner is None or still_defined(repo, commit.sha, diff.path, owner.name, name):
                 continue
             left = overrides(repo, commit.sha, name, owner.name, commit.touched())
             if left:
