@@ -123,3 +123,14 @@ def test_fix_staged_fixes_what_the_pre_commit_hook_found(
     assert "def prepare(self)" in (repo.root / "pkg/child.py").read_text()
     repo.git("add", "pkg/child.py")
     assert hookguard(repo.root, "check", "--staged", "--no-cache").returncode == 0
+
+
+def test_status_lines_escape_hostile_names(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "r")
+    code = ("class A:\n    def f(self):\n        self.g(x=1)\n\n    def g(self, x=None): ...\n\n\n"
+            "class B(A):\n    def g(self): ...\n")
+    repo.commit("add", {"::error title=x::\x1b[31m.py": code})
+    proc = hookguard(repo.root, "fix", "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ("./::error title=x::\\x1b[31m.py:9: fixed HG002: added keyword-only "
+                           "parameter x=None to B.g\n")

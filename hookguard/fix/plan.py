@@ -30,8 +30,13 @@ class Outcome:
     message: str
 
     def render(self, dry_run: bool = False) -> str:
+        """One line; names and messages from the checkout escaped (no control sequences, no
+        line that starts a CI workflow command)."""
+        from hookguard.report.escape import printable, safe_path
+
         status = "would fix" if dry_run and self.status == "fixed" else self.status
-        return f"{self.path}:{self.line}: {status} {self.code}: {self.message}"
+        where = f"{safe_path(self.path)}:{self.line}"
+        return f"{where}: {status} {self.code}: {printable(self.message)}"
 
 
 @dataclass(frozen=True)
