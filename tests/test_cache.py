@@ -100,6 +100,7 @@ def test_planted_pickle_never_runs(tmp_path: Path, name: str) -> None:
     assert not marker.exists()
     assert [f.symbol for f in result.findings] == ["a.Child.gone"]
     assert len(_cache_notes(result.notes)) == 1
+    assert not list(cache.glob("*.pickle"))  # files of the old format are removed
 
 
 def test_wellformed_file_of_the_wrong_shape_is_rebuilt(tmp_path: Path) -> None:

@@ -416,6 +416,9 @@ class RecordCache:
             history = {k: self._history[k] for k in self._history_used}
             index = _Index(self._stats, history, self._results, self._state)  # type: ignore[arg-type]
             self._write(self.index_file, lambda: index)
+            for old in self.directory.glob("*.pickle"):  # the format before this one
+                with contextlib.suppress(OSError):
+                    old.unlink()
 
     def _write(self, file: Path, content: Callable[[], object]) -> None:
         try:
