@@ -14,12 +14,14 @@ it by comparing the staged tree with HEAD.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS, options_from
 from hookguard.errors import UsageError
+from hookguard.report.escape import printable, safe_path
 
 if TYPE_CHECKING:
     from hookguard.engine import Options
@@ -48,7 +50,7 @@ def run_fix(args: argparse.Namespace) -> int:
     result = audit(paths, options)
     findings = result.findings
     for note in result.notes:
-        print(f"hookguard: note: {note}", file=sys.stderr)
+        print(f"hookguard: note: {printable(note)}", file=sys.stderr)
     if staged:
         findings = _staged_findings(result.root, options)
     report = fix_findings(result.root, findings, write=not dry_run, project=result.project)
@@ -72,7 +74,7 @@ def run_fix(args: argparse.Namespace) -> int:
         )
     if staged and changed and not dry_run:
         print("hookguard fix: stage the fixes, then commit again: git add "
-              + " ".join(changed_files), file=sys.stderr)
+              + " ".join(shlex.quote(printable(p)) for p in changed_files), file=sys.stderr)
     if dry_run:
         return EXIT_FINDINGS if changed else EXIT_CLEAN
     return EXIT_FINDINGS if refused else EXIT_CLEAN
@@ -98,7 +100,7 @@ def _staged_findings(root: Path, options: Options) -> list[Finding]:
     except GateError as exc:
         raise UsageError(str(exc)) from None
     for note in gate.notes:
-        print(f"hookguard: note: {note}", file=sys.stderr)
+        print(f"hookguard: note: {printable(note)}", file=sys.stderr)
     return gate.findings
 
 
@@ -113,7 +115,7 @@ def _follow_up(
     for finding in audit(paths, options).findings:
         if finding.path in changed and finding.fingerprint not in known:
             print(
-                f"{finding.path}:{finding.line}: note: now reported, {finding.code} "
-                f"{finding.rule}: {finding.message}",
+                f"{safe_path(finding.path)}:{finding.line}: note: now reported, {finding.code} "
+                f"{finding.rule}: {printable(finding.message)}",
                 file=sys.stderr,
             )
