@@ -376,7 +376,13 @@ def write_files(root: Path, files: Sequence[FileResult], families: Sequence[set[
                     os.unlink(temps[rel])
             continue
         for rel in sorted(family):
-            os.replace(temps[rel], root / rel)
+            try:
+                os.replace(temps[rel], root / rel)
+            except OSError as exc:  # the journal stays: the next run completes the fix
+                raise UsageError(
+                    f"cannot replace {rel}: {exc.strerror or exc}; run hookguard fix again to "
+                    f"complete this fix (journal: {journal_file})"
+                ) from None
     os.unlink(journal_file)
     return skipped
 
