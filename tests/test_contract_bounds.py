@@ -108,3 +108,28 @@ def test_dimension_powers_need_a_small_literal_exponent(dim: str) -> None:
 @pytest.mark.parametrize("dim", ["n**2", "2**10 * n", "n * m // 2"])
 def test_dimension_powers_within_bounds_load(dim: str) -> None:
     check_expression(dim, dimension=True)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_contract_file_that_never_ends_is_one_error(target: str, tmp_path: Path) -> None:
+    """A committed link to /dev/zero, or a FIFO, used to be read forever."""
+    import os
+
+    path = tmp_path / "contracts"
+    path.mkdir()
+    if target == "fifo":
+        os.mkfifo(path / "a.toml")
+    else:
+        (path / "a.toml").symlink_to(target)
+    started = time.perf_counter()
+    with pytest.raises(ContractError) as error:
+        load_contracts(path / "a.toml")
+    assert time.perf_counter() - started < 2.0
+    assert "not a regular file" in str(error.value)
+
+
+def test_huge_contract_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.toml"
+    path.write_text(HOOK + "# padding\n" * 500_000)
+    with pytest.raises(ContractError, match="over 4194304 bytes"):
+        load_contracts(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import stat
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -41,6 +42,8 @@ __all__ = ["load_contracts", "parse_contracts"]
 
 PathKey = tuple[str | int, ...]
 _SEARCH_LINES = 200  # how far after its array an invariant's own line is looked for
+#: Largest contract file read (the bundled ones are a few KB).
+MAX_CONTRACT_BYTES = 4 << 20
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SPACE = " \t"
 
@@ -546,6 +549,27 @@ def _files(path: Path) -> Iterator[Path]:
         yield path
 
 
+def _read_contract(file: Path) -> str:
+    """The text of a contract file: a regular file (a link to a device or a FIFO would never
+    end) of at most :data:`MAX_CONTRACT_BYTES`, in UTF-8."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ContractError(str(file), 0, f"cannot read contract file: {exc.strerror or exc}"
+                            ) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ContractError(str(file), 0, "cannot read contract file: not a regular file")
+        data = handle.read(MAX_CONTRACT_BYTES + 1)
+    if len(data) > MAX_CONTRACT_BYTES:
+        raise ContractError(str(file), 0, f"contract file is over {MAX_CONTRACT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(str(file), 0, f"cannot read contract file: {exc}") from None
+
+
 def load_contracts(path: str | os.PathLike[str]) -> list[HookContract]:
     """Load a contract file, or every ``*.toml`` of a directory (sorted by name).
 
@@ -557,10 +581,7 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HookContract]:
     contracts: list[HookContract] = []
     seen: dict[tuple[str, str], HookContract] = {}
     for file in _files(root):
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ContractError(str(file), 0, f"cannot read contract file: {exc}") from None
+        text = _read_contract(file)
         for contract in parse_contracts(text, str(file)):
             key = (contract.cls, contract.method)
             if key in seen:
