@@ -149,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     from hookguard.config import ConfigError
+    from hookguard.report.escape import printable
 
     module_name, function = COMMANDS[args.command]
     try:
@@ -164,14 +165,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLEAN if args.command in _READ_ONLY else EXIT_FINDINGS
     except (UsageError, ConfigError) as exc:
-        print(f"hookguard: error: {exc}", file=sys.stderr)
+        print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
         from hookguard.contracts import ContractError
         from hookguard.git.repo import GitError
 
         if isinstance(exc, (ContractError, GitError)):
-            print(f"hookguard: error: {exc}", file=sys.stderr)
+            print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
         raise
 

@@ -17,10 +17,11 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 
 class ConfigError(Exception):
-    """A configuration problem: exit code 2. ``str()`` is ``path:line: message``."""
+    """A configuration problem: exit code 2. ``str()`` is ``path:line: message`` (``path:
+    message`` when no line applies)."""
 
     def __init__(self, path: str, line: int, message: str) -> None:
-        super().__init__(f"{path}:{line}: {message}")
+        super().__init__(f"{path}:{line}: {message}" if line > 0 else f"{path}: {message}")
         self.path, self.line, self.message = path, line, message
 
 

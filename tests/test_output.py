@@ -234,3 +234,10 @@ def test_a_rebuilt_cache_is_one_calm_note(tmp_path: Path) -> None:
     assert len(notes) == 1 and notes[0].endswith("rebuilding"), notes
     again = cli(repo.root, "audit")
     assert [line for line in again.stdout.splitlines() if line.startswith("note:")] == []
+
+
+def test_usage_errors_escape_the_names_they_quote(tmp_path: Path) -> None:
+    proc = cli(tmp_path, "audit", "no\x1b[2Jsuch")
+    assert proc.returncode == 2
+    expected = f"hookguard: error: {tmp_path}/no\\x1b[2Jsuch: no such file or directory\n"
+    assert proc.stderr == expected

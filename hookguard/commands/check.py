@@ -13,6 +13,7 @@ from hookguard.commands.common import (
     summarise,
 )
 from hookguard.gate import GateError, run_gate
+from hookguard.report.escape import printable
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -21,7 +22,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         result = run_gate(args.repo, args.base, args.head, args.staged, options_from(args))
     except GateError as exc:
-        print(f"hookguard: error: {exc}", file=sys.stderr)
+        print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     notes = list(result.notes)
     for change in result.changes:
