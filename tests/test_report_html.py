@@ -146,3 +146,17 @@ def test_page_in_a_real_browser(page_file: Path) -> None:
         finally:
             browser.close()
     assert console_errors == []
+
+
+def test_links_go_to_github_in_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hookguard.report.html import code_link_base
+
+    root = tmp_path / "checkout"
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    local = code_link_base(root, tmp_path / "out" / "report.html")
+    assert local("pkg/a b.py", 7) == "../checkout/pkg/a%20b.py#L7"
+    monkeypatch.setenv("GITHUB_SERVER_URL", "https://github.com")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
+    monkeypatch.setenv("GITHUB_SHA", "0123abc")
+    github = code_link_base(root, tmp_path / "out" / "report.html")
+    assert github("pkg/a b.py", 7) == "https://github.com/org/repo/blob/0123abc/pkg/a%20b.py#L7"
