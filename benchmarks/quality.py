@@ -480,6 +480,7 @@ class Hookguard:
 
     def __init__(self, at: str | None, raw: Path | None, reuse: bool, jobs: int) -> None:
         self.raw, self.reuse = raw, reuse
+        self.used: set[str] = set()  # the hookguard versions behind the reports read
         self.env = dict(os.environ)
         self.command: list[str]
         if at is None:
@@ -504,7 +505,9 @@ class Hookguard:
         stored = self.raw / f"{key}.json" if self.raw else None
         if self.reuse and stored is not None and stored.exists():
             kept = json.loads(stored.read_text())
+            self.used.add(str(kept.get("hookguard", "unknown")))
             return kept["report"], float(kept["seconds"])
+        self.used.add(self.version)
         command = [*self.command, *args, "--format", "json", "--exit-zero", "--no-cache",
                    *self.parser_jobs]
         start = time.perf_counter()
@@ -519,7 +522,8 @@ class Hookguard:
             raise BenchError(f"{key}: hookguard wrote no JSON ({exc})") from None
         if stored is not None:
             stored.parent.mkdir(parents=True, exist_ok=True)
-            stored.write_text(json.dumps({"seconds": seconds, "report": report}))
+            stored.write_text(json.dumps({"hookguard": self.version, "seconds": seconds,
+                                          "report": report}))
         return report, seconds
 
 
@@ -798,6 +802,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "traps": len(trapped), "traps_with_errors": [t.id for t, f in trapped if f],
                 "failures": failures,
             }
+    if len(hookguard.used) > 1:
+        print(f"\nNote: these reports come from several hookguard versions: "
+              f"{', '.join(sorted(hookguard.used))}.")
+    out["hookguard_used"] = sorted(hookguard.used)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0
