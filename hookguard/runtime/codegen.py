@@ -17,9 +17,9 @@ in :mod:`hookguard.runtime.fused`). Expressions run through the bounded evaluato
 (:mod:`hookguard.runtime.expr`) with a plain dict of names where the object is not needed.
 
 The source is built from names the loader validated (identifiers) and from shape expressions
-that passed the dimension whitelist (integer arithmetic over names); everything else (dtypes,
-defaults, expressions of invariants and ``equals``) is passed in as constants, never spliced
-into the text.
+that passed the dimension whitelist (integer arithmetic over names, with ``**``, ``*``, ``+`` and
+``%`` as calls of the evaluator's bounded operations); everything else (dtypes, defaults,
+expressions of invariants and ``equals``) is passed in as constants, never spliced into the text.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from hookguard.contracts import EXPR_BUILTINS, check_expression
+from hookguard.contracts.expressions import bounded_add, bounded_mod, bounded_mul, bounded_pow
 from hookguard.runtime import fused
 from hookguard.runtime.describe import cuda_available
 from hookguard.runtime.distributed import local_rank_device
@@ -78,6 +79,28 @@ def _dim_source(dim: DimSpec, names: dict[str, str]) -> str:
     return names[dim.text]
 
 
+_BOUNDED_OPS: dict[type[ast.operator], str] = {
+    ast.Pow: "_b_pow",
+    ast.Mult: "_b_mul",
+    ast.Add: "_b_add",
+    ast.Mod: "_b_mod",
+}
+
+
+class _Bounded(ast.NodeTransformer):
+    """``a ** b``, ``*``, ``+`` and ``%`` as calls of the bounded operations the expression
+    evaluator uses (:mod:`hookguard.contracts.expressions`): a dimension that would grow past
+    their limits raises ``ExpressionLimit`` (the generated check then fails over to the exact
+    checker, which runs the same bounds)."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        name = _BOUNDED_OPS.get(type(node.op))
+        if name is None:
+            return node
+        return ast.Call(ast.Name(name, ast.Load()), [node.left, node.right], [])
+
+
 class _Writer:
     def __init__(
         self,
@@ -107,6 +130,10 @@ class _Writer:
             "_Namespace": Namespace,
             "_nope": object(),
             "_torch": torch,
+            "_b_pow": bounded_pow,
+            "_b_mul": bounded_mul,
+            "_b_add": bounded_add,
+            "_b_mod": bounded_mod,
         }
         self.names: dict[str, str] = {}  # dimension name or expression text -> local
         self.field_locals: dict[str, str] = {}
@@ -194,7 +221,7 @@ class _Writer:
                 if not _ident(node.id):
                     raise _Unsupported(text)
                 node.id = self.names[node.id]
-        return ast.unparse(tree.body)
+        return ast.unparse(_Bounded().visit(tree).body)
 
     # -- metadata of one field ------------------------------------------------------------
 

@@ -243,7 +243,7 @@ def test_generated_source_holds_no_contract_text_but_names() -> None:
     (contract,) = parse_contracts(SYNTHETIC)
     fast = generate(CompiledContract(contract), Box, Box, ("n", "m"), {"m": 2})
     assert fast is not None
-    assert "n_n * n_m" in fast.source  # the dimension expression, over generated locals
+    assert "_b_mul(n_n, n_m)" in fast.source  # the dimension expression, over generated locals
     assert "float32" not in fast.source  # the dtype is a constant passed by reference
 
 
@@ -311,3 +311,20 @@ def test_fused_value_checks_pass_only_what_the_exact_checker_passes(sample: int)
             assert verdict is False
         else:
             assert verdict == (exact == []), (name, exact)
+
+
+def test_dimension_arithmetic_runs_within_the_evaluators_bounds() -> None:
+    (contract,) = parse_contracts(
+        '[[hook]]\nclass = "gen_props.Box"\nmethod = "hook"\n'
+        '[hook.fields.t]\nshape = ["n * m ** 2"]\n'
+    )
+    compiled = CompiledContract(contract)
+    fast = generate(compiled, Box, Box, ("n", "m"), {})
+    assert fast is not None and "_b_mul(n_n, _b_pow(n_m, 2))" in fast.source
+    obj: Any = Box()
+    obj.t = torch.zeros(18)
+    assert fast.metadata(obj, (2, 3))
+    assert not fast.metadata(obj, (2, 4))
+    huge = 1 << 200  # n * m ** 2 is over the evaluator's 256 bits: refused, not computed
+    assert not fast.metadata(obj, (huge, huge))
+    assert compiled.check(obj, {"n": huge, "m": huge}) == []  # an unknown size is not checked
