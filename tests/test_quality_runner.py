@@ -207,6 +207,12 @@ def test_trap_counts_errors_at_its_place_or_anywhere() -> None:
     assert q.trap_errors(anywhere, [elsewhere]) == [elsewhere]
 
 
+def test_tables_right_align_only_numeric_columns() -> None:
+    table = q._table(("repo", "errors", "precision"), [["a/b", 3, "50.0 %"], ["c/d", 0, "n/a"]])
+    assert table.splitlines()[1] == "|---|---:|---:|"
+    assert table.splitlines()[2] == "| a/b | 3 | 50.0 % |"
+
+
 def test_files_not_analysed_exclude_model_problems() -> None:
     errors = [
         {"path": "a.py", "line": 3, "message": "syntax error: invalid syntax"},
@@ -277,6 +283,22 @@ def test_runner_end_to_end_on_a_real_repository(
     assert figures["recall"]["caught"] == 1 and figures["recall"]["incidents"] == 1
     assert figures["recall"]["traps"] == 1 and figures["recall"]["traps_with_errors"] == []
     assert "Recall: 1 / 1" in printed
+
+    raw = tmp_path / "raw"
+    common = ["--clones", str(clones), "--corpus", str(tmp_path / "corpus.toml"),
+              "--incidents", str(tmp_path / "incidents.toml"),
+              "--ledger", str(tmp_path / "ledger.md"), "--raw", str(raw)]
+    assert q.main([*common, "--json", str(out)]) == 0
+    kept = raw / "audit" / "acme+widgets.json"
+    report = json.loads(kept.read_text())
+    report["hookguard"] = "an-older-one"
+    kept.write_text(json.dumps(report))
+    capsys.readouterr()
+    assert q.main([*common, "--reuse", "--json", str(tmp_path / "again.json")]) == 0
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["precision"] == figures["precision"] and again["recall"] == figures["recall"]
+    assert "an-older-one" in again["hookguard_used"]
+    assert "several hookguard versions" in capsys.readouterr().out
 
     repo.git("checkout", "-q", rename)  # the clone no longer sits at the pinned commit
     assert q.main(["--clones", str(clones), "--corpus", str(tmp_path / "corpus.toml"),
