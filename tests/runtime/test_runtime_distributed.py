@@ -182,7 +182,7 @@ def free_port() -> int:
         return port
 
 
-def torchrun(variant: str, *, gpus: bool) -> tuple[int, str, float]:
+def torchrun(variant: str, *, gpus: bool, extra: tuple[str, ...] = ()) -> tuple[int, str, float]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
@@ -201,6 +201,7 @@ def torchrun(variant: str, *, gpus: bool) -> tuple[int, str, float]:
         "--monitor_interval=0.1",
         str(JOB),
         variant,
+        *extra,
     ]
     started = time.perf_counter()
     done = subprocess.run(
@@ -233,6 +234,15 @@ def test_torchrun_gloo_rank0_staging_fails_on_rank1_only() -> None:
     check_failed_job(code, output, seconds)
     assert "expected int64[3] cpu, got int64[3] meta (device)" in output
     assert seconds < 120, f"the job took {seconds:.1f} s to fail"
+
+
+def test_torchrun_without_record_the_error_file_is_hookguards() -> None:
+    # an entry point without @record: only hookguard writes the error file torchrun reads
+    code, output, seconds = torchrun("rank0", gpus=False, extra=("--without-record",))
+    check_failed_job(code, output, seconds)
+    root_cause = output[output.index("Root Cause (first observed failure)") :]
+    assert "error_file: <N/A>" not in root_cause
+    assert 'raise error from cause' in root_cause  # the traceback hookguard recorded
 
 
 def test_torchrun_gloo_fixed_managers_pass() -> None:
