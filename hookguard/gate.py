@@ -105,7 +105,9 @@ def hook_changes(
         for old in removed:
             if isinstance(head.defining_ancestor(after, old), ClassInfo):
                 continue  # moved up to a parent class: the family still has it
-            called = old in dropped or any(
+            # Dropped in the hook's own file, a string is a deprecation message or the like;
+            # the framework's dispatch by name lives elsewhere.
+            called = bool(dropped.get(old, set()) - {before.file.path, after.file.path}) or any(
                 old in node.record.self_refs for node in base.mro(before)
                 if isinstance(node, ClassInfo))
             if not called and old not in overridden:
@@ -119,22 +121,28 @@ def hook_changes(
     return changes
 
 
-def _dropped_uses(base: Project, head: Project, changed: Collection[str]) -> set[str]:
-    """Names a ``changed`` file called through a member (``self.<member>.name(...)``, by its
-    class) or held as a string before the change and no longer after it."""
+def _dropped_uses(
+    base: Project, head: Project, changed: Collection[str]
+) -> dict[str, set[str]]:
+    """Names that ``changed`` files called through a member (``self.<member>.name(...)``, by
+    its class) or held as a string before the change and no longer after it, with the files
+    that held the string ("" for a member call)."""
 
-    def uses(project: Project) -> set[tuple[str, str]]:
+    def uses(project: Project) -> set[tuple[str, str, str]]:
         found = {
-            (info.fq, call.name)
+            ("", info.fq, call.name)  # a member call counts wherever it was
             for info in project.classes.values() if info.file.path in changed
             for method in info.record.methods.values()
             for call in method.calls if call.receiver == "member"
         }
-        found.update((path, literal) for path in changed if path in project.files
+        found.update((path, "", literal) for path in changed if path in project.files
                      for literal in project.files[path].literals)
         return found
 
-    return {name for _, name in uses(base) - uses(head)}
+    dropped: dict[str, set[str]] = {}
+    for path, _, name in uses(base) - uses(head):
+        dropped.setdefault(name, set()).add(path)
+    return dropped
 
 
 @dataclass(frozen=True)

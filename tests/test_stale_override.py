@@ -490,18 +490,21 @@ def test_history_of_a_moved_base_survives_a_new_file_at_its_old_name(
     repo = git_repo()
     base = "class Base:\n    def run(self):\n        self.hook()\n\n    def hook(self):\n" \
            "        self.value = 1\n"
-    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": base})
+    # D overrides the hook from the start: its lines are older than the rename (a method
+    # written after the hook had gone would be a new method reusing the name, not stale).
+    subclass = "from pkg.{} import Base\n\n\nclass D(Base):\n    def hook(self):\n" \
+               "        self.value = 2\n"
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": base,
+                         "pkg/d.py": subclass.format("a")})
     repo.commit("Rename hook to new_hook", {"pkg/a.py": base.replace("hook", "new_hook")})
     repo.git("mv", "pkg/a.py", "pkg/b.py")
-    repo.commit("Move a.py to b.py")
+    repo.commit("Move a.py to b.py", {"pkg/d.py": subclass.format("b")})
     other = "class Other:\n    def go(self):\n        self.step()\n\n    def step(self):\n" \
             "        pass\n"
-    subclass = "from pkg.b import Base\n\n\nclass D(Base):\n    def hook(self):\n" \
-               "        self.value = 2\n"
     # E's extra method makes the new a.py's history asked about in the same walk as b.py's.
     user = "from pkg.a import Other\n\n\nclass E(Other):\n    def step(self):\n        pass\n\n" \
            "    def extra(self):\n        pass\n"
-    repo.commit("New a.py", {"pkg/a.py": other, "pkg/d.py": subclass, "pkg/e.py": user})
+    repo.commit("New a.py", {"pkg/a.py": other, "pkg/e.py": user})
     found = stale(run(repo.root))
     assert list(found) == ["pkg.d.D.hook"]
     assert found["pkg.d.D.hook"].evidence["new"] == "new_hook"

@@ -290,14 +290,18 @@ class HistoryIndex:
                     subject=removal.subject,
                     path=removal.new_path,
                     was_called=_called_in_line(before, qualname, removal.name)
-                    or self._commit_dropped_call(removal.commit, removal.name),
+                    or self._commit_dropped_call(removal.commit, removal.name,
+                                                 removal.old_path),
                     when=removal.when,
                 )
         return found
 
-    def _commit_dropped_call(self, commit: str, name: str) -> bool:
-        """Whether ``commit`` deleted a ``self....name(`` call anywhere (the hook's caller may
-        live in another file, e.g. ``self.policy.name()``)."""
+    def _commit_dropped_call(self, commit: str, name: str, path: str) -> bool:
+        """Whether ``commit`` deleted a call of ``name`` through an object the framework holds
+        (``self.policy.name(``: its own code calling the hook, not a user of a public method),
+        or, in a file other than ``path`` (the hook's own, where it would be a deprecation
+        message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
+        ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
         patch = self._commit_patches.get(commit)
         if patch is None:
             try:
@@ -306,14 +310,16 @@ class HistoryIndex:
             except GitError:
                 patch = b""
             self._commit_patches[commit] = patch
-        # A call through an object the framework holds (``self.policy.name(``): its own code
-        # calling the hook, not a user of a public method. Direct ``self.name(`` calls count
-        # only within the class's line (:func:`_called_in_line`).
-        # A dispatch by name (``hook = "validation_epoch_end"``; ``call_hook(m, hook)``) counts.
         quoted = re.escape(name.encode())
-        pattern = re.compile(rb"^-.*(?:\bself(?:\.\w+)+\." + quoted + rb"\(|(['\"])"
-                             + quoted + rb"\1)", re.MULTILINE)
-        return pattern.search(patch) is not None
+        member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + quoted + rb"\(", re.MULTILINE)
+        if member.search(patch):
+            return True
+        literal = re.compile(rb"^-.*(['\"])" + quoted + rb"\1", re.MULTILINE)
+        own = b" a/" + path.encode() + b" "
+        return any(
+            literal.search(chunk) for chunk in patch.split(b"\ndiff --git")
+            if own not in chunk.split(b"\n", 1)[0] + b" "
+        )
 
     def removal_commit(
         self, path: str, name: str, rev_range: str

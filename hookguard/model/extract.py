@@ -247,7 +247,9 @@ class _MethodScanner:
         self.refs: set[str] = set()
         self.prefixes: set[str] = set()
         self.guarded: set[str] = set()
-        self.rebinds = False
+        self.looked_up: set[str] = set()  # variables given to getattr(self, <variable>)
+        self.rebound: set[str] = set()  # variables given to setattr(self, <variable>, ...)
+        self.local_prefixes: dict[str, str] = {}  # ``name = "_print_" + kind``
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -275,6 +277,12 @@ class _MethodScanner:
                 self._reference(node)
                 visit(node)
             return
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], ast.Name
+        ):
+            prefix = _string_prefix(stmt.value)  # ``method = "_print_" + cls.__name__``
+            if prefix:
+                self.local_prefixes[stmt.targets[0].id] = prefix
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
@@ -397,8 +405,10 @@ class _MethodScanner:
         ):
             self._reflective(node.args[1])
             literal = node.args[1]
-            if node.func.id == "setattr" and not isinstance(literal, ast.Constant):
-                self.rebinds = True  # ``setattr(self, name, shim)``: methods replaced per instance
+            if isinstance(literal, ast.Name) and node.func.id in ("getattr", "setattr"):
+                # ``setattr(self, name, shim(getattr(self, name)))``: a method replaced by an
+                # adapter on the instance (registering components by name is not that).
+                (self.rebound if node.func.id == "setattr" else self.looked_up).add(literal.id)
             if (
                 isinstance(literal, ast.Constant)
                 and isinstance(literal.value, str)
@@ -411,7 +421,8 @@ class _MethodScanner:
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             self.refs.add(name.value)
         else:
-            prefix = _string_prefix(name)
+            prefix = (self.local_prefixes.get(name.id) if isinstance(name, ast.Name)
+                      else _string_prefix(name))
             if prefix:
                 self.prefixes.add(prefix)
 
@@ -647,7 +658,7 @@ class _FileExtractor:
         self.method_nodes.add(id(node))
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)
-        if scanner.rebinds:
+        if scanner.looked_up & scanner.rebound:
             self.rebinding.add(id(node))
         start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         suppressed: set[str] = set()

@@ -435,11 +435,8 @@ def _proves(
         for node in project.mro(info):
             if node is ancestor:
                 break
-            if isinstance(node, ClassInfo) and flags & (
-                node.record.attributes
-                | {a.attr for m in node.record.methods.values() for a in m.self_assigns}
-            ):
-                return False
+            if isinstance(node, ClassInfo) and flags & node.record.attributes:
+                return False  # a class attribute the subclass side sets (``_USE_BASE = False``)
     return True
 
 
@@ -494,6 +491,8 @@ def _why_no_proof(
     if stub is not None:
         return (f"{stub}.__init__ never runs the base constructor, so it may never be used as "
                 "a full instance of the base")
+    if caller.name == "__init__" or _runs_through_super(project, info, ancestor, caller):
+        return None  # the base's caller certainly runs for it
     for node in project.mro(info):  # the subclass side has its own entry point for the hook
         if node is ancestor:
             break
@@ -508,6 +507,21 @@ def _why_no_proof(
                     return (f"{node.name}.{own.name} calls it with the arguments it takes: "
                             f"{ancestor.name}.{caller.name} may never run for it")
     return None
+
+
+def _runs_through_super(
+    project: Project, info: ClassInfo, ancestor: ClassInfo, caller: MethodRecord
+) -> bool:
+    """Whether the subclass side replaces ``caller`` and calls the base's through super()."""
+    for node in project.mro(info):
+        if node is ancestor:
+            return False
+        if isinstance(node, ClassInfo):
+            own = node.method(caller.name)
+            if own is not None and any(c.name == caller.name and c.receiver in (
+                    "super", "explicit") for c in own.calls):
+                return True
+    return False
 
 
 def _skips_base_constructor(project: Project, info: ClassInfo, ancestor: ClassInfo) -> str | None:
