@@ -9,14 +9,29 @@ from __future__ import annotations
 import os
 import sys
 
-if sys.argv[:1] == ["-m"]:  # ``python -m hookguard``, before any other import: __main__.py
+
+def _run_with_python_m() -> bool:
+    """Whether this is ``python -m hookguard`` locating its ``__main__`` (``sys.argv[0]`` is
+    ``"-m"`` meanwhile), not another ``-m`` module importing hookguard."""
+    if sys.argv[:1] != ["-m"]:
+        return False
+    args = list(getattr(sys, "orig_argv", ()))
+    for index, arg in enumerate(args[1:], start=1):
+        if arg == "-m":
+            return args[index + 1 : index + 2] == ["hookguard"]
+        if arg.startswith("-m"):
+            return arg == "-mhookguard"
+    return True
+
+
+if _run_with_python_m():  # before any other import: see __main__.py
     try:
         _here: tuple[str, ...] = ("", ".", os.getcwd())
     except OSError:  # the current directory was removed
         _here = ("", ".")
     sys.path[:] = [p for p in sys.path if p not in _here]
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 __version__ = "0.1.0"
 
