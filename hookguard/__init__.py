@@ -15,7 +15,7 @@ def _run_with_python_m() -> bool:
     ``"-m"`` meanwhile), not another ``-m`` module importing hookguard."""
     if sys.argv[:1] != ["-m"]:
         return False
-    args = list(getattr(sys, "orig_argv", ()))
+    args = sys.orig_argv
     for index, arg in enumerate(args[1:], start=1):
         if arg == "-m":
             return args[index + 1 : index + 2] == ["hookguard"]
