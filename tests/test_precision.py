@@ -737,3 +737,80 @@ def test_a_base_that_rebinds_its_methods_per_instance_proves_nothing(tmp_path: P
     old = found["HG002 pkg.old.OldPipeline.file_path"]
     assert old.severity is Severity.WARNING and "setattr" in old.message
     assert "HG002 pkg.old.OldImages.file_path" in errors(found)
+
+
+def test_dispatch_by_a_prefix_held_in_a_local_variable_reaches_its_family(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/printer.py": '''
+            class Printer:
+                def doprint(self, expr):
+                    return self._print(expr)
+
+                def _print(self, expr):
+                    method = "_print_" + type(expr).__name__
+                    return getattr(self, method)(expr)
+
+                def _print_And(self, expr):
+                    return self._print_Function(expr, sort=True)
+
+                def _print_Function(self, expr, sort=False):
+                    return str(expr)
+
+
+            class MechanicsPrinter(Printer):
+                def _print_Function(self, expr):
+                    return "f"
+        ''',
+    })
+    # _print_And is private, but the dispatch reaches it by name: its call is live.
+    assert "HG002 pkg.printer.MechanicsPrinter._print_Function" in errors(found)
+
+
+def test_a_constructor_that_runs_the_base_one_keeps_the_base_call_proven(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/encoder.py": '''
+            class TransformerEncoder:
+                def __init__(self, args):
+                    self.layers = [self.build_layer(args, layer_idx=i) for i in range(2)]
+
+                def build_layer(self, args, layer_idx=None):
+                    return (args, layer_idx)
+
+
+            class ConformerEncoder(TransformerEncoder):
+                def __init__(self, args):
+                    super().__init__(args)
+                    self.layers = [self.build_layer(args) for _ in range(2)]
+
+                def build_layer(self, args):
+                    return args
+        ''',
+    })
+    assert "HG002 pkg.encoder.ConformerEncoder.build_layer" in errors(found)
+
+
+def test_registering_components_by_name_is_no_method_rebinding(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/pipe.py": '''
+            class Pipeline:
+                def register(self, **modules):
+                    for name, module in modules.items():
+                        setattr(self, name, module)
+
+                def offload(self):
+                    return self.to("cpu", silence_dtype_warnings=True)
+
+                def to(self, device, silence_dtype_warnings=False):
+                    return self
+
+
+            class UnCLIP(Pipeline):
+                def to(self, torch_device=None):
+                    return self
+        ''',
+    })
+    assert "HG002 pkg.pipe.UnCLIP.to" in errors(found)

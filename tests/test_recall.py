@@ -497,3 +497,28 @@ def test_a_removed_hook_the_framework_called_by_name(git_repo: Callable[..., Git
     result = audit([repo.root], Options(use_cache=False))
     assert "HG001 seg.SegModel.validation_epoch_end" in {
         f"{f.code} {f.symbol}" for f in result.findings if f.severity is Severity.ERROR}
+
+
+def test_a_deprecation_message_naming_a_removed_method_is_no_dispatch(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    mixin = ('from pkg.utils import deprecate\n\n\n'
+             'class Mixin:\n'
+             '    def enable_tiling(self):\n'
+             '        deprecate("enable_tiling", "0.40", "use vae.enable_tiling()")\n'
+             '        self.tiling = True\n\n'
+             '    def run(self):\n        return 1\n')
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": "def deprecate(*args):\n    return args\n",
+        "pkg/mixin.py": mixin,
+        "examples/faithdiff.py": "from pkg.mixin import Mixin\n\n\n"
+                                 "class FaithDiff(Mixin):\n"
+                                 "    def enable_tiling(self):\n"
+                                 "        self.tiling = 'own'\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Remove deprecated methods", {"pkg/mixin.py": mixin.split("    def enable")[0]
+                                             + "    def run(self):\n        return 1\n"})
+    assert errors(gate(repo, base)) == set()
