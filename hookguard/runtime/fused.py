@@ -1,7 +1,8 @@
 """What generated value checks call: pass or fail, with one host transfer per hook call.
 
-Small host tensors (up to :data:`SMALL` elements) are read as Python lists, without a torch
-operation; larger host tensors are checked with torch on the host. A check of a CUDA tensor
+Short 1-d host tensors (up to :data:`SMALL` elements) are read as Python lists, without a torch
+operation; other host tensors are checked with one torch reduction on the host (a count, a
+minimum, ``aminmax``; ``torch.equal`` for ``equals``). A check of a CUDA tensor
 leaves one boolean on its device ("bad") in ``flags``; :func:`flags_bad` stacks them and copies
 them to the host once: the one synchronisation of the call. Each function returns ``True`` when
 the value is known to be bad (or the case is one the exact checker must judge).
@@ -35,10 +36,8 @@ SMALL = 256
 
 
 def _host_items(value: torch.Tensor) -> list[Any]:
-    """The elements of a host tensor as a flat list (``tolist``: no torch operation)."""
+    """The elements of a 0-d or 1-d host tensor as a list."""
     items: Any = value.tolist()
-    for _ in range(value.dim() - 1):
-        items = [x for row in items for x in row]
     return items if isinstance(items, list) else [items]
 
 
@@ -80,16 +79,23 @@ def values_bad(value: object, check: str, flags: list[torch.Tensor]) -> bool:
         if check == "finite" and not (value.is_floating_point() or value.is_complex()):
             return False
         if value.is_cpu:
-            if value.numel() <= SMALL and not value.is_complex():
+            count = value.numel()
+            if not count or value.is_complex():
+                return bool(count) and bool(_DEVICE_BAD[check](value).item())
+            exact = not value.is_floating_point()  # no NaN: min, max, any and counts are exact
+            if value.dim() <= 1 and count <= SMALL:  # a short list: no torch operation
                 items = _host_items(value)
-                if not items:
-                    return False
-                if not value.is_floating_point():  # no NaN: min, max and any are exact
+                if exact:
                     return _INT_BAD[check](items)
                 test = _PY_BAD[check]
                 return any(test(v) for v in items)
             if check == "zeros":
                 return bool(value.count_nonzero().item())
+            if exact and check == "nonzero":
+                return int(value.count_nonzero().item()) != count
+            if exact and check in ("nonneg", "positive"):
+                low = value.min().item()
+                return bool(low < 0 if check == "nonneg" else low <= 0)
             return bool(_DEVICE_BAD[check](value).item())
         flags.append(_DEVICE_BAD[check](value))
         return False
@@ -105,11 +111,14 @@ def range_bad(value: object, lo: float, hi: float, flags: list[torch.Tensor]) ->
         if value.is_meta:
             return False
         if value.is_cpu:
-            if value.numel() <= SMALL and not value.is_complex():
-                items = _host_items(value)
-                if items and not value.is_floating_point():  # no NaN: min and max are exact
+            count = value.numel()
+            exact = not (value.is_floating_point() or value.is_complex())  # no NaN
+            if count and exact:
+                if value.dim() <= 1 and count <= SMALL:
+                    items = _host_items(value)
                     return bool(min(items) < lo or max(items) > hi)
-                return any(not lo <= v <= hi for v in items)
+                low, high = torch.aminmax(value)
+                return bool(low.item() < lo or high.item() > hi)
             return bool(((value < lo) | (value > hi)).any().item())
         flags.append(((value < lo) | (value > hi)).any())
         return False
@@ -142,6 +151,8 @@ def equals_bad(
         if other.shape != value.shape:
             return True
         if value.is_cpu:
+            if other.dtype == value.dtype and other.is_cpu:
+                return not torch.equal(value, other)  # one host operation; NaN is unequal
             return bool((value != other).any().item())
         flags.append((value != other).any())
         return False
