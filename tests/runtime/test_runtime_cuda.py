@@ -200,3 +200,35 @@ def hand_written_values(manager: Any) -> None:
     assert bool((manager._device_copy_idx_staging == 0).all())
     positions = manager._device_block_positions
     assert bool((positions == torch.arange(len(positions), device=positions.device)).all())
+
+
+class Staged:
+    def hook(self) -> None:
+        pass
+
+
+Staged.__module__, Staged.__qualname__ = "cuda_props", "Staged"
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_cuda_value_flags_any_number_one_transfer(count: int) -> None:
+    from hookguard.contracts import parse_contracts
+    from hookguard.runtime.codegen import generate
+
+    names = [f"t{i}" for i in range(count)]
+    text = '[[hook]]\nclass = "cuda_props.Staged"\nmethod = "hook"\n' + "".join(
+        f'[hook.fields.{name}]\ndevice = "cuda"\nvalues = "zeros"\n' for name in names
+    )
+    (contract,) = parse_contracts(text)
+    compiled = CompiledContract(contract)
+    fast = generate(compiled, Staged, Staged, (), {})
+    assert fast is not None
+    obj: Any = Staged()
+    for name in names:
+        setattr(obj, name, torch.zeros(5, device="cuda"))
+    assert count_syncs(lambda: fast.full(obj, ())) == 1
+    assert fast.full(obj, ()) and compiled.check(obj, {}, values=True) == []
+    getattr(obj, names[-1])[3] = 1.0  # the last flag
+    assert not fast.full(obj, ())
+    [violation] = compiled.check(obj, {}, values=True)
+    assert (violation.field, violation.actual) == (names[-1], "1 of 5 elements fail")
