@@ -135,8 +135,11 @@ def _dropped_uses(
             for method in info.record.methods.values()
             for call in method.calls if call.receiver == "member"
         }
-        found.update((path, "", literal) for path in changed if path in project.files
-                     for literal in project.files[path].literals)
+        for path in changed:
+            record = project.files.get(path)
+            if record is not None:  # a file defining the name itself holds it as a message
+                defined = {name for c in record.classes for name in c.methods}
+                found.update((path, "", literal) for literal in record.literals - defined)
         return found
 
     dropped: dict[str, set[str]] = {}

@@ -513,12 +513,20 @@ def test_a_deprecation_message_naming_a_removed_method_is_no_dispatch(
         "pkg/__init__.py": "",
         "pkg/utils.py": "def deprecate(*args):\n    return args\n",
         "pkg/mixin.py": mixin,
+        "pkg/sd.py": "from pkg.mixin import Mixin\nfrom pkg.utils import deprecate\n\n\n"
+                     "class StableDiffusion(Mixin):\n"
+                     "    def enable_tiling(self):\n"
+                     "        deprecate(\"enable_tiling\", \"0.40\")\n"
+                     "        return super().enable_tiling()\n",
         "examples/faithdiff.py": "from pkg.mixin import Mixin\n\n\n"
                                  "class FaithDiff(Mixin):\n"
                                  "    def enable_tiling(self):\n"
                                  "        self.tiling = 'own'\n",
     })
     base = repo.git("rev-parse", "HEAD").strip()
-    repo.commit("Remove deprecated methods", {"pkg/mixin.py": mixin.split("    def enable")[0]
-                                             + "    def run(self):\n        return 1\n"})
+    repo.commit("Remove deprecated methods", {
+        "pkg/mixin.py": mixin.split("    def enable")[0] + "    def run(self):\n        return 1\n",
+        "pkg/sd.py": "from pkg.mixin import Mixin\n\n\nclass StableDiffusion(Mixin):\n"
+                     "    pass\n",
+    })
     assert errors(gate(repo, base)) == set()
