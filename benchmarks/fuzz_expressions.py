@@ -39,6 +39,7 @@ def main() -> int:
                   f"{worst['eval_s'] * 1000:.1f} ms; worst Python heap: "
                   f"{worst['heap_mib']:.1f} MiB; peak RSS growth: "
                   f"{worst['rss_growth_mib']:.0f} MiB")
+            print(f"slowest to load: {worst.get('slowest_load', '')[:200]!r}")
     return proc.returncode
 
 
