@@ -44,6 +44,8 @@ class Config:
     contracts: tuple[str, ...] = ()  # contract files or directories
     history: bool = True
     structural: bool = False  # HG002 also warns about narrowed signatures no call proves
+    # module -> the module it mirrors (a package generated from another at build time)
+    module_aliases: tuple[tuple[str, str], ...] = ()
     max_file_size: int = 4 * 1024 * 1024
     source: str = ""  # the pyproject.toml it came from, if any
 
@@ -207,6 +209,15 @@ def _coerce(name: str, value: Any, path: str, line: int) -> Any:
             raise ConfigError(path, line, "'severity' maps rule names to error|warning|off")
         levels = {canonical_rules([rule], path, line)[0]: level for rule, level in value.items()}
         return tuple(sorted(levels.items()))
+    if name == "module_aliases":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and all(
+                p.isidentifier() for p in f"{k}.{v}".split("."))
+            for k, v in value.items()
+        ):
+            raise ConfigError(path, line, "'module-aliases' maps module names to module names "
+                              '(pytorch_lightning = "lightning.pytorch")')
+        return tuple(sorted(value.items()))
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -180,7 +180,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     records, stats = load_worktree(
         workspace.root, paths, cache, config.max_file_size, options.workers, keys
     )
-    project = Project.build(records)
+    project = Project.build(records, dict(config.module_aliases))
     history = None
     if use_history:
         history, note = open_history(workspace.repo, cache)

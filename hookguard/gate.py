@@ -239,7 +239,9 @@ def run_gate(
         _python_entries(head_entries, config), repo.read_blobs, cache, config.max_file_size,
         options.workers, memo,
     )
-    base_project, head_project = Project.build(base_records), Project.build(head_records)
+    mirrors = dict(config.module_aliases)
+    base_project = Project.build(base_records, mirrors)
+    head_project = Project.build(head_records, mirrors)
     contracts = workspace.load_contracts(options.contracts)
     history = HistoryIndex(repo) if rev_range else None
     changed = _changed_paths(base_entries, head_entries)

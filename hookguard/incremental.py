@@ -57,6 +57,7 @@ def _bindings(record: FileRecord) -> object:
         record.imports,
         record.star_imports,
         record.ambiguous,
+        record.module_aliases,
         record.aliases,
         [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds)
          for c in record.classes],

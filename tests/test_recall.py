@@ -530,3 +530,32 @@ def test_a_deprecation_message_naming_a_removed_method_is_no_dispatch(
                      "    pass\n",
     })
     assert errors(gate(repo, base)) == set()
+
+
+def test_bases_through_sys_modules_and_mirrored_packages(tmp_path: Path) -> None:
+    files = {
+        "src/lightning/__init__.py": "",
+        "src/lightning/pytorch/__init__.py": "from lightning.pytorch.core import Module\n",
+        "src/lightning/pytorch/core.py": "class Module:\n"
+                                         "    def fit(self, batch):\n"
+                                         "        return self.step(batch, index=0)\n\n"
+                                         "    def step(self, batch, index=0):\n"
+                                         "        return batch\n",
+        "src/lightning/compat.py": "import sys\nimport lightning.pytorch.core as core\n\n"
+                                   'sys.modules["lightning.old_core"] = core\n',
+        # pytorch_lightning is generated from lightning.pytorch when the package is built.
+        "src/pytorch_lightning/__about__.py": "version = '2.0'\n",
+        "examples/seg.py": "import pytorch_lightning as pl\n\n\n"
+                           "class SegModel(pl.Module):\n"
+                           "    def step(self, batch):\n        return batch\n",
+        "examples/legacy.py": "from lightning.old_core import Module\n\n\n"
+                              "class Legacy(Module):\n"
+                              "    def step(self, batch):\n        return batch\n",
+    }
+    root = write_tree(tmp_path / "repo", files)
+    found = findings(root)
+    assert "HG002 legacy.Legacy.step" in errors(found)  # through sys.modules
+    assert "HG002 seg.SegModel.step" not in found  # the mirror is unknown without config
+    (root / "pyproject.toml").write_text(
+        '[tool.hookguard]\nmodule-aliases = { pytorch_lightning = "lightning.pytorch" }\n')
+    assert "HG002 seg.SegModel.step" in errors(findings(root))

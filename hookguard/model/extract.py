@@ -505,6 +505,10 @@ class _FileExtractor:
         self._walk_scope(tree.body, qualprefix="", in_function=False)
         self._scan_references(tree)
         record = self.record
+        for stmt in tree.body:  # ``sys.modules["pkg.old"] = new_module``: after the imports
+            alias = _sys_modules_alias(stmt)
+            if alias is not None:
+                record.module_aliases[alias[0]] = self._qualify(alias[1])
         record.imports = self.imports
         record.ambiguous = frozenset(self.ambiguous)
         record.star_imports = tuple(self.star_imports)
@@ -720,6 +724,19 @@ def _is_mode_check(test: ast.expr) -> bool:
             if name is not None and name.rsplit(".", 1)[-1] in _MODES:
                 return True
     return False
+
+
+def _sys_modules_alias(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``sys.modules["pkg.old"] = pkg.new``: (the aliased module name, the module, as written)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return None
+    target = stmt.targets[0]
+    if not (isinstance(target, ast.Subscript) and dotted_name(target.value) == "sys.modules"):
+        return None
+    key, value = target.slice, dotted_name(stmt.value)
+    if isinstance(key, ast.Constant) and isinstance(key.value, str) and value is not None:
+        return key.value, value
+    return None
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -6,7 +6,7 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
@@ -76,11 +76,17 @@ class Project:
     _mro: dict[str, tuple[Node, ...]] = field(default_factory=dict)
     _subclasses: dict[str, list[ClassInfo]] = field(default_factory=dict)
     _top_packages: frozenset[str] = frozenset()
+    _mirrors: dict[str, str] = field(default_factory=dict)  # module name -> what it mirrors
     _inherited_names: dict[str, frozenset[str]] = field(default_factory=dict)
     _inherited_refs: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, records: Iterable[FileRecord]) -> Project:
+    def build(
+        cls, records: Iterable[FileRecord], aliases: Mapping[str, str] | None = None
+    ) -> Project:
+        """The model of ``records``. ``aliases`` maps a module name to the module it mirrors
+        (``pytorch_lightning`` -> ``lightning.pytorch``), as the files' own
+        ``sys.modules[...] = ...`` assignments do."""
         project = cls(files={})
         named = _separate_copies(_namespace_names(records))
         for record in sorted(named, key=lambda r: r.path):
@@ -92,6 +98,11 @@ class Project:
             for klass in record.classes:
                 fq = f"{record.module}.{klass.qualname}" if record.module else klass.qualname
                 project.classes.setdefault(fq, ClassInfo(fq, klass, record))
+        mirrors = dict(aliases or {})
+        for record in project.files.values():
+            for alias, target in record.module_aliases.items():
+                mirrors.setdefault(alias, target)
+        project._mirrors = {a: t for a, t in mirrors.items() if a != t}
         project._top_packages = frozenset(m.split(".")[0] for m in project.modules)
         for info in project.classes.values():
             bases = project._resolve_bases(info)
@@ -165,6 +176,9 @@ class Project:
             return info
         if depth >= _MAX_ALIAS_DEPTH:
             return External(fq)
+        for alias, target in self._mirrors.items():
+            if fq.startswith(f"{alias}."):
+                return self._lookup(f"{target}{fq[len(alias):]}", depth + 1)
         parts = fq.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module = self.modules.get(".".join(parts[:cut]))

@@ -252,6 +252,7 @@ class FileRecord:
     star_imports: tuple[str, ...] = ()
     ambiguous: frozenset[str] = frozenset()  # imported names bound differently in branches
     aliases: dict[str, str] = field(default_factory=dict)  # module-level ``Name = other.Name``
+    module_aliases: dict[str, str] = field(default_factory=dict)  # ``sys.modules[name] = module``
     classes: list[ClassRecord] = field(default_factory=list)
     attr_refs: frozenset[str] = frozenset()  # ``x.NAME`` loads on receivers other than self/cls
     string_refs: frozenset[str] = frozenset()  # literal names given to getattr/hasattr/setattr
