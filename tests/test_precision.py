@@ -814,3 +814,39 @@ def test_registering_components_by_name_is_no_method_rebinding(tmp_path: Path) -
         ''',
     })
     assert "HG002 pkg.pipe.UnCLIP.to" in errors(found)
+
+
+def test_a_well_known_external_base_hides_only_the_names_it_defines(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/layer.py": '''
+            import torch.nn as nn
+
+
+            class LoraLayer:
+                def update_layer(self, cfg):
+                    return self.resolve_variant(use_dora=cfg.dora, use_qalora=cfg.qalora)
+
+                def resolve_variant(self, *, use_dora, use_qalora=False, **kwargs):
+                    return None
+
+
+            class Linear4bit(nn.Module, LoraLayer):
+                def __init__(self, cfg):
+                    super().__init__()  # nn.Module.__init__
+                    self.update_layer(cfg)  # LoraLayer's: nn.Module has no update_layer
+
+                def resolve_variant(self, *, use_dora):
+                    return None
+
+
+            class Tracked(nn.Module, LoraLayer):
+                def resolve_variant(self, *, use_dora):
+                    return None
+
+                def train(self, mode=True):  # nn.Module defines train: an override of it
+                    return self
+        ''',
+    })
+    assert "HG002 pkg.layer.Linear4bit.resolve_variant" in errors(found)
+    assert "HG002 pkg.layer.Tracked.resolve_variant" in errors(found)
+    assert not [k for k in found if k.endswith(".train")]

@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from hookguard.model.externals import external_defines
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
 
 # Bases outside the checkout that define no overridable methods of their own.
@@ -34,6 +35,14 @@ class External:
     @property
     def is_empty(self) -> bool:
         return self.name in EMPTY_EXTERNALS
+
+    def may_define(self, name: str | None) -> bool:
+        """Whether this class may define ``name`` (any method, when None)."""
+        if self.is_empty:
+            return False
+        if name is None:
+            return True
+        return external_defines(self.name, name) is not False
 
 
 @dataclass(eq=False, slots=True)
@@ -324,14 +333,17 @@ class Project:
                     *(own(n) for n in self.ancestors(current) if isinstance(n, ClassInfo)))
         return cache[info.fq]
 
-    def unknown_before(self, info: ClassInfo, until: Node | None = None) -> External | None:
-        """The first base outside the checkout that may define methods (``torch.nn.Module``)
-        in ``info``'s MRO before ``until`` (anywhere when None): where it stands, what a name
-        resolves to cannot be known from the checkout alone."""
+    def unknown_before(
+        self, info: ClassInfo, until: Node | None = None, name: str | None = None
+    ) -> External | None:
+        """The first base outside the checkout that may define ``name`` (any method, when
+        None) in ``info``'s MRO before ``until`` (anywhere when None): where it stands, what the
+        name resolves to cannot be known from the checkout alone. A well-known base that does
+        not define the name (``torch.nn.Module`` and ``update_layer``) hides nothing."""
         for node in self.ancestors(info):
             if node is until:
                 return None
-            if isinstance(node, External) and not node.is_empty:
+            if isinstance(node, External) and node.may_define(name):
                 return node
         return None
 

@@ -5,14 +5,16 @@ as reachable unless the checkout shows it is not: it is a private method (``_nam
 entry point of the class reaches through ``self``/``cls``/``super()`` calls, and nothing names it
 another way. Entry points are public and dunder methods, names used outside the class
 (``obj.name``, ``getattr``, computed names) and methods the class passes around as values
-(``callback=self._on_done``). A base outside the checkout may call anything, so a class with
-one gives no answer.
+(``callback=self._on_done``), and what a well-known base outside the checkout defines (it calls
+``forward``). Any other base outside the checkout may call anything: a class with one gives no
+answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from hookguard.model.externals import KNOWN_EXTERNALS
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import MethodRecord
 
@@ -25,8 +27,11 @@ def live_methods(
     ``named_outside(name)`` says whether code outside the class names ``name``.
     """
     mro = project.mro(info)
-    if any(isinstance(node, External) and not node.is_empty for node in mro):
-        return None
+    externals = [n for n in mro if isinstance(n, External) and not n.is_empty]
+    known = [KNOWN_EXTERNALS.get(n.name) for n in externals]
+    if any(names is None for names in known):
+        return None  # it may call anything
+    inherited_entry = frozenset().union(*(n for n in known if n is not None))
     classes = [node for node in mro if isinstance(node, ClassInfo)]
     prefixes = tuple(p for c in classes for p in c.record.self_prefixes)
     names = {name for c in classes for name in c.record.methods}
@@ -40,6 +45,7 @@ def live_methods(
                 not name.startswith("_")
                 or (name.startswith("__") and name.endswith("__"))
                 or name in passed
+                or name in inherited_entry  # ``forward``: torch.nn.Module calls it
                 or name.startswith(prefixes)
                 or named_outside(name)
             ):

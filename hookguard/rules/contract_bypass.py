@@ -157,7 +157,7 @@ class ContractBypass(Rule):
                 if not isinstance(ancestor, ClassInfo):
                     continue
                 base = ancestor.method(method.name)
-                if base is None or project.unknown_before(info, ancestor) is not None:
+                if base is None or project.unknown_before(info, ancestor, method.name) is not None:
                     continue  # a base outside the checkout may be what the override replaces
                 contract = _contract_for(project, info, method.name, contracts)
                 finding = self._judge(ctx, info, method, ancestor, base, contract)

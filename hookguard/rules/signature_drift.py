@@ -142,8 +142,9 @@ class SignatureDrift(Rule):
             return None
         # An error needs one failing call whose path from the override to the caller's class
         # is fully known: a base outside the checkout in between may replace the caller.
-        proven = [f for f in failures if project.unknown_before(info, f[0]) is None]
-        hidden = project.unknown_before(info, failures[0][0]) if not proven else None
+        proven = [f for f in failures if project.unknown_before(info, f[0], f[1].name) is None]
+        hidden = (project.unknown_before(info, failures[0][0], failures[0][1].name)
+                  if not proven else None)
         failures = proven or failures
         unexpected = list(dict.fromkeys(n for *_, r in failures for n in r.unexpected))
         first_class, first_caller, first_call, _ = failures[0]
@@ -209,7 +210,8 @@ class SignatureDrift(Rule):
                 if held is info or held not in mro:
                     continue
                 reference = _definer(project, held, method.name)
-            if project.unknown_before(info, held) is not None or _wrapping_decorator(method):
+            if project.unknown_before(info, held, method.name) is not None or (
+                    _wrapping_decorator(method)):
                 continue
             result = bind(call, method)
             if result.ok:
@@ -460,7 +462,7 @@ def _super_target(project: Project, info: ClassInfo, call: CallSite) -> ClassInf
     for node in mro[mro.index(start) + 1 :]:
         if isinstance(node, ClassInfo) and node.defines(call.name):
             return node
-        if isinstance(node, External) and not node.is_empty:
+        if isinstance(node, External) and node.may_define(call.name):
             return None
     return None
 

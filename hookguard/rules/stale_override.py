@@ -159,7 +159,8 @@ class StaleOverride(Rule):
                         offer(key, _Evidence("contract", ancestor, method.name, new, None,
                                              location))
             if method.is_override and all(
-                isinstance(a, ClassInfo) or (isinstance(a, External) and a.is_empty)
+                isinstance(a, ClassInfo) or (
+                    isinstance(a, External) and not a.may_define(method.name))
                 for a in ancestors
             ):
                 offer(key, _Evidence("override-decorator", None, method.name, None))
@@ -207,7 +208,7 @@ class StaleOverride(Rule):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
         if name.startswith("test"):
             reasons.append("test runners collect test* methods by name")
-        hidden = ctx.project.unknown_before(info, evidence.ancestor)
+        hidden = ctx.project.unknown_before(info, evidence.ancestor, name)
         if hidden is not None:
             reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
         change = evidence.change
