@@ -65,11 +65,14 @@ class CompiledContract:
             (
                 clause.attr,
                 tuple(compile_field(spec, clause.attr) for spec in clause.fields.values()),
-                tuple(Expression(text) for text in clause.invariants),
+                tuple(Expression(text, where=f"{contract.path}:{clause.line}")
+                      for text in clause.invariants),
             )
             for clause in contract.when
         )
-        self.invariants = tuple(Expression(text) for text in contract.invariants)
+        lines = (*contract.invariant_lines, *[contract.line] * len(contract.invariants))
+        self.invariants = tuple(Expression(text, where=f"{contract.path}:{line}")
+                                for text, line in zip(contract.invariants, lines, strict=False))
         self.has_values = (
             bool(self.invariants)
             or any(f.spec.has_value_checks for f in self.all_fields())

@@ -282,11 +282,12 @@ class Namespace(Mapping[str, Any]):
 class Expression:
     """A checked, compiled contract expression, evaluated within bounds."""
 
-    __slots__ = ("code", "names", "text")
+    __slots__ = ("code", "names", "text", "where")
 
-    def __init__(self, text: str, *, dimension: bool = False) -> None:
+    def __init__(self, text: str, *, dimension: bool = False, where: str = "") -> None:
         tree = check_expression(text, dimension=dimension)
         self.text = text
+        self.where = where  # ``path:line`` of the expression in its contract, when known
         label = f"<contract expression {text.strip()[:200]!r}>"
         # The names the expression mentions (fields, dimensions, attributes), before guarding.
         with warnings.catch_warnings():  # e.g. "'a'['b']": an error when it runs
@@ -300,7 +301,12 @@ class Expression:
         # through the guards, and it runs with the restricted builtins.
         _deadline[0] = time.monotonic() + MAX_SECONDS
         _spent[0] = _spent[1] = 0
-        return eval(self.code, _GLOBALS, namespace)
+        try:
+            return eval(self.code, _GLOBALS, namespace)
+        except (ExpressionLimit, ExpressionRefused) as exc:
+            if not self.where:
+                raise
+            raise type(exc)(f"{self.where}: {exc}") from None  # a contract error: say where
 
     def __repr__(self) -> str:
         return f"Expression({self.text!r})"

@@ -73,6 +73,7 @@ def test_values_read_from_the_object_cannot_hang_or_exhaust_memory(invariant: st
     (violation,) = verify(obj, parse_contracts(_contract(invariant), "c.toml"), values=True)
     assert time.perf_counter() - started < 2.0
     assert "ExpressionLimit" in violation.actual
+    assert "c.toml:4: " in violation.actual  # the contract error names the invariant's line
 
 
 def test_shape_dimension_bomb_is_a_contract_error_not_a_hang() -> None:
