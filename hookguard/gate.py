@@ -133,7 +133,7 @@ def _dropped_uses(
             ("", info.fq, call.name)  # a member call counts wherever it was
             for info in project.classes.values() if info.file.path in changed
             for method in info.record.methods.values()
-            for call in method.calls if call.receiver == "member"
+            for call in method.calls if call.receiver in ("member", "typed")
         }
         for path in changed:
             record = project.files.get(path)
@@ -308,6 +308,14 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
     members they call methods on (``self.policy.attention(...)`` with ``policy: Policy``)."""
     roots = [c for c in project.classes.values() if c.file.path in changed]
     for changed_class in list(roots):
+        if changed_class.record.narrows:  # ``if isinstance(x, Layer): x.merge(...)``
+            for method in changed_class.record.methods.values():
+                for call in method.calls:
+                    if call.receiver == "typed" and call.explicit_base is not None:
+                        held = project.resolve_name(changed_class.file, call.explicit_base,
+                                                    scope=changed_class.record.qualname)
+                        if isinstance(held, ClassInfo):
+                            roots.append(held)
         for info in project.mro(changed_class):  # members may be declared by a base
             if not isinstance(info, ClassInfo):
                 continue

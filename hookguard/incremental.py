@@ -59,8 +59,8 @@ def _bindings(record: FileRecord) -> object:
         record.ambiguous,
         record.module_aliases,
         record.aliases,
-        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds)
-         for c in record.classes],
+        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds,
+          c.narrows) for c in record.classes],
     )
 
 
@@ -114,7 +114,7 @@ def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassCh
         # ``self.policy.attention(...)`` reaches the overrides of another family: a change to
         # such a call re-checks every class defining the name, as a changed reference does.
         definers.update(c.name for m in (before, after) if m is not None
-                        for c in m.calls if c.receiver == "member")
+                        for c in m.calls if c.receiver in ("member", "typed"))
         if (before is None) != (after is None):
             definers.add(name)
     touched |= old.attributes ^ new.attributes

@@ -559,3 +559,36 @@ def test_bases_through_sys_modules_and_mirrored_packages(tmp_path: Path) -> None
     (root / "pyproject.toml").write_text(
         '[tool.hookguard]\nmodule-aliases = { pytorch_lightning = "lightning.pytorch" }\n')
     assert "HG002 seg.SegModel.step" in errors(findings(root))
+
+
+MODEL_V1 = '''
+from pkg.layer import LoraLayer
+
+
+class LoraModel:
+    def unload(self, modules, names=None):
+        for target in modules:
+            if isinstance(target, LoraLayer):
+                target.merge(safe=True)
+            target.merge(safe=True, names=names)  # not narrowed: proves nothing
+'''
+
+
+def test_a_new_keyword_through_an_isinstance_narrowed_name(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/layer.py": "class LoraLayer:\n"
+                        "    def merge(self, safe=False, names=None):\n        return names\n",
+        "pkg/model.py": MODEL_V1,
+        "pkg/bnb.py": "import torch.nn as nn\nfrom pkg.layer import LoraLayer\n\n"
+                      "if __import__('os').environ.get('BNB'):\n"
+                      "    class Linear8bit(nn.Module, LoraLayer):\n"
+                      "        def merge(self, safe=False):\n            return None\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Merge only the named adapters", {"pkg/model.py": MODEL_V1.replace(
+        "target.merge(safe=True)\n", "target.merge(safe=True, names=names)\n", 1)})
+    assert errors(gate(repo, base)) == {"HG002 pkg.bnb.Linear8bit.merge"}

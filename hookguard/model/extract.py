@@ -250,6 +250,7 @@ class _MethodScanner:
         self.looked_up: set[str] = set()  # variables given to getattr(self, <variable>)
         self.rebound: set[str] = set()  # variables given to setattr(self, <variable>, ...)
         self.local_prefixes: dict[str, str] = {}  # ``name = "_print_" + kind``
+        self.narrowed: dict[str, str] = {}  # ``if isinstance(target, Layer):`` target -> Layer
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         for stmt in body:
@@ -261,8 +262,16 @@ class _MethodScanner:
             test = (ast.unparse(stmt.test)
                     if self._mentions_self(stmt) or _is_mode_check(stmt.test) else None)
             inner = test if condition is None or test is None else f"{condition} and {test}"
+            narrowed = _isinstance_narrowing(stmt.test)
+            saved = {name: self.narrowed.get(name) for name in narrowed}
+            self.narrowed.update(narrowed)
             for child in stmt.body:
                 self._stmt(child, inner)
+            for name, previous in saved.items():
+                if previous is None:
+                    self.narrowed.pop(name, None)
+                else:
+                    self.narrowed[name] = previous
             negated = None if test is None else f"not ({test})"
             inner_else = (
                 negated if condition is None or negated is None else f"{condition} and {negated}"
@@ -444,6 +453,9 @@ class _MethodScanner:
         elif isinstance(func.value, ast.Attribute) and self._is_self(func.value.value):
             receiver = "member"  # ``self.policy.attention(...)``
             explicit = func.value.attr
+        elif isinstance(func.value, ast.Name) and func.value.id in self.narrowed:
+            receiver = "typed"  # ``if isinstance(target, Layer): target.merge(...)``
+            explicit = self.narrowed[func.value.id]
         elif call.args and self._is_self(call.args[0]):
             explicit = dotted_name(func.value)
             if explicit is None:
@@ -616,6 +628,7 @@ class _FileExtractor:
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)
         record.members = {attr: held for attr, held in members.items() if held is not None}
+        record.narrows = any(c.receiver == "typed" for m in methods.values() for c in m.calls)
         record.rebinds = any(
             id(stmt) in self.rebinding for stmt in _class_body(node.body)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -724,6 +737,26 @@ def _is_mode_check(test: ast.expr) -> bool:
             if name is not None and name.rsplit(".", 1)[-1] in _MODES:
                 return True
     return False
+
+
+def _isinstance_narrowing(test: ast.expr) -> dict[str, str]:
+    """The local names an ``if`` test proves to be instances of one named class:
+    ``isinstance(target, Layer)``, also as one operand of an ``and``."""
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    narrowed: dict[str, str] = {}
+    for part in tests:
+        if (
+            isinstance(part, ast.Call)
+            and isinstance(part.func, ast.Name)
+            and part.func.id == "isinstance"
+            and len(part.args) == 2
+            and isinstance(part.args[0], ast.Name)
+        ):
+            held = dotted_name(part.args[1])
+            if held is not None:
+                narrowed[part.args[0].id] = held
+    return narrowed
 
 
 def _sys_modules_alias(stmt: ast.stmt) -> tuple[str, str] | None:

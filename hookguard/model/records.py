@@ -46,8 +46,9 @@ class Param(NamedTuple):
 class CallSite(NamedTuple):
     """A call ``<receiver>.<name>(...)`` made inside a method, with its argument shape."""
 
-    # "self", "cls", "super", "explicit" (``Base.name(self, ...)``) or "member"
-    # (``self.<explicit_base>.name(...)``: a call on an object the instance holds)
+    # "self", "cls", "super", "explicit" (``Base.name(self, ...)``), "member"
+    # (``self.<explicit_base>.name(...)``: a call on an object the instance holds) or "typed"
+    # (``x.name(...)`` where ``isinstance(x, <explicit_base>)`` holds)
     receiver: str
     name: str
     line: int
@@ -239,6 +240,7 @@ class ClassRecord:
     # call (``self.policy = Policy()``), written ``Policy()``: exactly that class.
     members: dict[str, str] = field(default_factory=dict)
     rebinds: bool = False  # ``setattr(self, <computed name>, ...)``: methods replaced at run time
+    narrows: bool = False  # some method calls through an ``isinstance``-narrowed name ("typed")
 
 
 @dataclass(slots=True)

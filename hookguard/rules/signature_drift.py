@@ -594,6 +594,16 @@ class _MemberCalls:
                     if call.receiver == "member" and call.explicit_base in types:
                         held_class, exact = types[call.explicit_base]
                         self._by_name[call.name].append((info, caller, call, held_class, exact))
+        for info in project.classes.values():  # ``if isinstance(x, Layer): x.merge(...)``
+            if not info.record.narrows:
+                continue
+            for caller in info.record.methods.values():
+                for call in caller.calls:
+                    if call.receiver == "typed" and call.explicit_base is not None:
+                        node = project.resolve_name(info.file, call.explicit_base,
+                                                    scope=info.record.qualname)
+                        if isinstance(node, ClassInfo):
+                            self._by_name[call.name].append((info, caller, call, node, False))
         self.names = frozenset(self._by_name)
 
     def of(self, name: str) -> list[MemberCall]:
