@@ -257,3 +257,13 @@ def test_mixed_tabs_and_spaces_keep_every_blank_line(tmp_path: Path) -> None:
                           "hooks.toml"], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert (root / "c.py").read_text() == source.replace("def old(", "def new(")
+
+
+def test_diff_still_shows_the_fix_of_a_read_only_file(family: GitRepo) -> None:
+    """--diff writes nothing, so a read-only file is no reason to hide its fix."""
+    grand = family.root / "pkg" / "sub" / "grand.py"
+    grand.chmod(0o444)
+    out = subprocess.run([sys.executable, "-m", "hookguard", "fix", "--no-cache", "--diff"],
+                         cwd=family.root, capture_output=True, text=True, timeout=300)
+    assert "+++ b/pkg/sub/grand.py" in out.stdout and "+    def prepare(self):" in out.stdout
+    assert b"def setup" in grand.read_bytes()

@@ -111,7 +111,8 @@ def fix_findings(
         by_file: dict[str, list[Fix]] = {}
         for fix in active:
             by_file.setdefault(fix.path, []).append(fix)
-        results = {rel: fix_file(root, rel, items) for rel, items in sorted(by_file.items())}
+        results = {rel: fix_file(root, rel, items, write=write)
+                   for rel, items in sorted(by_file.items())}
         more: dict[tuple[str, int, str], str] = {}
         for rel, (outcomes, _) in results.items():
             for fix, outcome in zip(by_file[rel], outcomes, strict=True):
@@ -176,11 +177,16 @@ def _group_reason(fix: Fix, outcome: Outcome) -> str:
     )
 
 
-def fix_file(root: Path, rel: str, fixes: Sequence[Fix]) -> tuple[list[Outcome], FileResult | None]:
+def fix_file(
+    root: Path, rel: str, fixes: Sequence[Fix], *, write: bool = True
+) -> tuple[list[Outcome], FileResult | None]:
+    """Apply ``fixes`` to ``rel`` in memory. With ``write`` (the result will be written) a
+    read-only file is refused; a link or a file outside the checkout always is."""
+
     def refuse_all(reason: str) -> tuple[list[Outcome], None]:
         return [f.outcome("refused", reason) for f in fixes], None
 
-    unsafe = unsafe_target(root, rel)
+    unsafe = unsafe_target(root, rel, write=write)
     if unsafe is not None:
         return refuse_all(unsafe)
     try:
@@ -259,8 +265,9 @@ class FixAborted(UsageError):
 _STAGED = re.compile(r"\.(.+)\.hgfix-[0-9a-f]{16}")
 
 
-def unsafe_target(root: Path, rel: str) -> str | None:
-    """Why ``fix`` must not write ``rel``, or None."""
+def unsafe_target(root: Path, rel: str, *, write: bool = True) -> str | None:
+    """Why ``fix`` must not write ``rel`` (``write=False``: not even show a diff of it), or
+    None."""
     path = root / rel
     real_root = os.path.realpath(root)
     if os.path.realpath(path) != os.path.join(real_root, *Path(rel).parts):
@@ -273,7 +280,7 @@ def unsafe_target(root: Path, rel: str) -> str | None:
         return f"cannot read {rel}: {exc.strerror or exc}"
     if not stat.S_ISREG(info.st_mode):
         return f"{rel} is not a regular file"
-    if not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
+    if write and (not info.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
         return f"{rel} is read-only: fix by hand, or make it writable"
     return None
 
