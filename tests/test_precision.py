@@ -850,3 +850,43 @@ def test_a_well_known_external_base_hides_only_the_names_it_defines(tmp_path: Pa
     assert "HG002 pkg.layer.Linear4bit.resolve_variant" in errors(found)
     assert "HG002 pkg.layer.Tracked.resolve_variant" in errors(found)
     assert not [k for k in found if k.endswith(".train")]
+
+
+def test_paired_families_through_composition(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/wrappers.py": '''
+            class Wrapper:
+                def prep(self, prompts):
+                    return prompts
+
+
+            class VlmWrapper(Wrapper):
+                def prep(self, prompts, images):
+                    return prompts, images
+
+
+            class AudioWrapper(Wrapper):
+                def prep(self, prompts, *, sample_rate):
+                    return prompts
+        ''',
+        "pkg/controllers.py": '''
+            from pkg.wrappers import Wrapper
+
+
+            class Controller:
+                def __init__(self, model: Wrapper):
+                    self.model = model
+
+                def step(self, prompts):
+                    return self.model.prep(prompts)
+
+
+            class VlmController(Controller):
+                def step(self, prompts, images=None):
+                    return self.model.prep(prompts, images)
+        ''',
+    })
+    # VlmWrapper is driven by VlmController, which passes the images; nothing pairs with the
+    # audio wrapper, which the plain controller's call breaks.
+    assert "HG002 pkg.wrappers.VlmWrapper.prep" not in errors(found)
+    assert "HG002 pkg.wrappers.AudioWrapper.prep" in errors(found)

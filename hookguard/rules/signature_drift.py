@@ -223,6 +223,8 @@ class SignatureDrift(Rule):
             if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
                    and bind(o, method).ok for o in caller.calls):
                 continue
+            if _paired_caller(project, holder, caller, call, method):
+                continue
             site = Location(holder.file.path, call.line, call.col,
                             f"{holder.name}.{caller.name} calls self.{call.explicit_base}."
                             f"{call.name}: {result.describe()}")
@@ -550,6 +552,24 @@ def _skips_base_constructor(project: Project, info: ClassInfo, ancestor: ClassIn
                         return None
             return node.name
     return None
+
+
+def _paired_caller(
+    project: Project, holder: ClassInfo, caller: MethodRecord, call: CallSite,
+    override: MethodRecord,
+) -> bool:
+    """Whether a subclass of ``holder`` replaces ``caller`` with one whose call on the same
+    member fits ``override``: the families come in pairs (a VLM controller drives the VLM
+    model), so the base pair's call says nothing about this override."""
+    for sub in project.descendants(holder):
+        replacement = sub.method(caller.name)
+        if replacement is not None and any(
+            c.name == call.name and c.receiver == call.receiver
+            and c.explicit_base == call.explicit_base and bind(c, override).ok
+            for c in replacement.calls
+        ):
+            return True
+    return False
 
 
 def _definer(project: Project, info: ClassInfo, name: str) -> ClassInfo | None:
