@@ -320,3 +320,22 @@ def test_concurrent_rewrites_leave_no_wrong_answer_behind(tmp_path: Path) -> Non
         fresh = audit([root], Options(use_cache=False))
         assert [f.symbol for f in cached.findings] == [f.symbol for f in fresh.findings]
         assert [e.message for e in cached.errors] == [e.message for e in fresh.errors]
+
+
+def test_cache_copied_to_another_checkout_is_reused(tmp_path: Path) -> None:
+    """The cache holds only data keyed by content: copied to another clone (other inodes,
+    other times, as a CI cache restore does), its records serve without a note."""
+    import shutil
+
+    from tests.conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("code", {"a.py": STALE, "b.py": "class X: ...\n"})
+    first = audit([repo.root])
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True)
+    shutil.copytree(repo.root / CACHE_DIR_NAME, clone / CACHE_DIR_NAME)
+    result = audit([clone])
+    assert (result.stats.parsed, result.stats.cached) == (0, 2)
+    assert not _cache_notes(result.notes)
+    assert [f.fingerprint for f in result.findings] == [f.fingerprint for f in first.findings]
