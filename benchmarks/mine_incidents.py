@@ -417,31 +417,6 @@ def mine_fixes(repo: str, commit: Commit) -> Iterator[Candidate]:
                 break
 
 
-def call_shape(text: str, name: str) -> tuple[int, frozenset[str]] | None:
-    """(positional count, keyword names) of the ``self.name(...)`` call on one source line."""
-    source = text.rstrip(":").removeprefix("return ").removeprefix("await ")
-    if "=" in source.split("self.", 1)[0]:
-        source = source.split("=", 1)[1] if source.count("(") else source
-    try:
-        tree = ast.parse(source.strip(), mode="eval")
-    except SyntaxError:
-        return None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == name
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
-        ):
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(
-                k.arg is None for k in node.keywords
-            ):
-                return None
-            return len(node.args), frozenset(k.arg for k in node.keywords if k.arg)
-    return None
-
-
 def cannot_bind(
     func: ast.FunctionDef | ast.AsyncFunctionDef, shape: tuple[int, frozenset[str]]
 ) -> str:
@@ -478,31 +453,56 @@ def function_at(
     return None
 
 
+def self_call_shapes(tree: ast.Module | None) -> dict[str, dict[tuple[int, frozenset[str]], int]]:
+    """Every ``self.name(...)`` call in a module: name -> {(positional count, keywords): line}.
+    Calls with ``*args`` or ``**kwargs`` are left out (their shape is unknown)."""
+    found: dict[str, dict[tuple[int, frozenset[str]], int]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            continue
+        shape = (len(node.args), frozenset(k.arg for k in node.keywords if k.arg))
+        found.setdefault(node.func.attr, {}).setdefault(shape, node.lineno)
+    return found
+
+
 def mine_calls(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Calls ``self.name(...)`` whose shape is new in a file the commit changed, compared over
+    the whole file before and after (so calls spread over several lines count too)."""
     for diff in commit.files:
-        before: dict[str, set[tuple[int, frozenset[str]]]] = {}
-        for text in diff.removed_calls:
-            for match in SELF_CALL.finditer(text):
-                shape = call_shape(text, match["name"])
-                if shape is not None:
-                    before.setdefault(match["name"], set()).add(shape)
-        seen: set[str] = set()
-        for text, line in diff.added_calls:
-            for match in SELF_CALL.finditer(text):
-                name = match["name"]
-                shape = call_shape(text, name)
-                if name in seen or name in SKIP_NAMES or shape is None or name not in before:
-                    continue
-                if shape in before[name]:
-                    continue
-                seen.add(name)
-                caller = class_at(parse(repo, commit.sha, diff.path), line)
+        names = {
+            match["name"]
+            for text in (*diff.removed_calls, *(t for t, _ in diff.added_calls))
+            for match in SELF_CALL.finditer(text)
+        } - SKIP_NAMES
+        if not names:
+            continue
+        head_tree = parse(repo, commit.sha, diff.path)
+        before_all = self_call_shapes(parse(repo, f"{commit.sha}^", diff.path))
+        after_all = self_call_shapes(head_tree)
+        for name in sorted(names):
+            before = set(before_all.get(name, {}))
+            fresh = {
+                shape: at for shape, at in after_all.get(name, {}).items() if shape not in before
+            }
+            if not fresh:
+                continue
+            found = definitions(repo, commit.sha, name)
+            if len(found) > MAX_DEFINITIONS:
+                continue  # a name this common (forward, setup) costs minutes and rarely pays
+            for shape, line in fresh.items():
+                caller = class_at(head_tree, line)
                 if caller is None:
                     continue
                 left = []
-                found = definitions(repo, commit.sha, name)
-                if len(found) > MAX_DEFINITIONS:
-                    continue  # a name this common (forward, setup) costs minutes and rarely pays
                 for path, at in found:
                     func = function_at(repo, commit.sha, path, at)
                     why = cannot_bind(func, shape) if func is not None else ""
@@ -515,14 +515,18 @@ def mine_calls(repo: str, commit: Commit) -> Iterator[Candidate]:
                         shown = " < ".join([sub.name, *chain])
                         left.append(f"{path}:{at} {shown}: {why}{untouched}")
                 if left:
-                    kind = (
-                        "new-argument"
-                        if shape[0] + len(shape[1]) > min(p + len(k) for p, k in before[name])
-                        else "dropped-parameter"
+                    smallest = min((p + len(k) for p, k in before), default=0)
+                    kind = "new-argument" if sum_shape(shape) > smallest else "dropped-parameter"
+                    detail = (
+                        f"self.{name}(...) at line {line}: {sorted(before, key=str)} -> {shape}"
                     )
-                    detail = f"self.{name}(...) calls {sorted(before[name], key=str)} -> {shape}"
                     base = f"{diff.path}::{caller.name}.{name}"
                     yield Candidate(kind, commit.sha, commit.subject, base, detail, left)
+                    break
+
+
+def sum_shape(shape: tuple[int, frozenset[str]]) -> int:
+    return shape[0] + len(shape[1])
 
 
 def mine_messages(repo: str, rev: str, since: str | None) -> list[str]:
