@@ -97,6 +97,7 @@ def hook_changes(
         before = base.classes.get(fq)
         if before is None or before.record is after.record or not head.subclasses(after):
             continue  # new, unchanged (a blob both trees share is one record), or a leaf
+        changes.extend(_undispatched(base, head, before, after))
         removed = [m for m in before.record.methods if m not in after.record.methods]
         if not removed:
             continue
@@ -119,6 +120,25 @@ def hook_changes(
                 )
             )
     return changes
+
+
+def _undispatched(
+    base: Project, head: Project, before: ClassInfo, after: ClassInfo
+) -> list[HookChange]:
+    """Hooks ``after`` still defines but its line no longer calls through ``self``, called
+    instead as ``Class.name(...)`` in its file (made static, say), while a subclass overrides
+    them: the overrides stopped running."""
+    called_before = base.inherited_refs(before) | before.record.self_refs
+    called_after = head.inherited_refs(after) | after.record.self_refs
+    overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
+    return [
+        HookChange(class_fq=after.fq, old=name, new=None, commit="", short="", subject="",
+                   path=after.file.path, was_called=True, undispatched=True)
+        for name in after.record.methods
+        if name in before.record.methods and name in called_before
+        and name not in called_after and name in overridden
+        and name in after.file.attr_refs and not (name.startswith("__") and name.endswith("__"))
+    ]
 
 
 def _dropped_uses(

@@ -592,3 +592,35 @@ def test_a_new_keyword_through_an_isinstance_narrowed_name(
     repo.commit("Merge only the named adapters", {"pkg/model.py": MODEL_V1.replace(
         "target.merge(safe=True)\n", "target.merge(safe=True, names=names)\n", 1)})
     assert errors(gate(repo, base)) == {"HG002 pkg.bnb.Linear8bit.merge"}
+
+
+ATTENTION_V1 = '''
+class MultiheadAttention:
+    def forward(self, weights):
+        return self.apply_sparse_mask(weights, 4)
+
+    def apply_sparse_mask(self, weights, size):
+        return weights
+'''
+ATTENTION_V2 = ATTENTION_V1.replace(
+    "self.apply_sparse_mask(weights, 4)", "MultiheadAttention.apply_sparse_mask(weights, 4)"
+).replace("    def apply_sparse_mask(self, weights, size):",
+          "    @staticmethod\n    def apply_sparse_mask(weights, size):")
+
+
+def test_a_hook_the_base_stops_calling_through_self(git_repo: Callable[..., GitRepo]) -> None:
+    sparse = ("from pkg.attention import MultiheadAttention\n\n\n"
+              "class SparseAttention(MultiheadAttention):\n"
+              "    @staticmethod\n"
+              "    def apply_sparse_mask(weights, size):\n        return weights * 0\n")
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/attention.py": ATTENTION_V1,
+                       "pkg/sparse.py": sparse})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Make attention scriptable", {"pkg/attention.py": ATTENTION_V2})
+    finding = gate(repo, base)["HG001 pkg.sparse.SparseAttention.apply_sparse_mask"]
+    assert finding.severity is Severity.ERROR and "no longer calls" in finding.message
+    # Dispatching through self again clears it.
+    repo.commit("Dispatch the mask through self again", {"pkg/attention.py": ATTENTION_V2.replace(
+        "MultiheadAttention.apply_sparse_mask(weights, 4)", "self.apply_sparse_mask(weights, 4)")})
+    assert gate(repo, base) == {}

@@ -39,13 +39,20 @@ class HookChange:
     path: str  # the file the class lived in at that commit
     was_called: bool = True  # its file called it on ``self`` before: it was a hook
     when: int = 0  # commit time (seconds since the epoch); 0 when unknown
+    # Still defined, but the class now calls it as ``Class.name(...)``, not through ``self``:
+    # overrides are no longer dispatched to (``check`` only).
+    undispatched: bool = False
 
     @property
     def kind(self) -> str:
+        if self.undispatched:
+            return "undispatched"
         return "renamed" if self.new else "removed"
 
     def describe(self) -> str:
         what = f"renamed to {self.new}" if self.new else "removed"
+        if self.undispatched:
+            what = "no longer called through self"
         return f"{what} in {self.short} ({self.subject})"
 
 

@@ -113,6 +113,7 @@ class StaleOverride(Rule):
                     continue
                 if method.name not in inherited:
                     candidates.append((info, method))
+        yield from self._undispatched(ctx)
         if not candidates:
             return
         evidence = self._gather(ctx, candidates)
@@ -122,6 +123,43 @@ class StaleOverride(Rule):
                 finding = self._judge(ctx, info, method, found)
                 if finding is not None:
                     yield finding
+
+    # -- hooks the base still defines but no longer calls through self (``check``) ------------
+    def _undispatched(self, ctx: RuleContext) -> Iterator[Finding]:
+        changes = {(c.class_fq, c.old): c for c in ctx.changes if c.undispatched}
+        if not changes:
+            return
+        names = {name for _, name in changes}
+        for info in ctx.classes():
+            for name in names & info.record.methods.keys():
+                owner = next((a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)
+                              and (a.fq, name) in changes), None)
+                if owner is None:
+                    continue
+                method = info.record.methods[name]
+                refs = ctx.references  # ``Base.name(...)`` itself is an attribute use
+                if name in refs.strings or name.startswith(refs.prefix_tuple) or any(
+                    name in a.record.self_refs for a in ctx.project.mro(info)
+                    if isinstance(a, ClassInfo)
+                ) or ctx.project.unknown_before(info, owner, name) is not None:
+                    continue  # still called some other way: it may run
+                change = changes[(owner.fq, name)]
+                found = self.finding(
+                    info, method, hook=name,
+                    message=(
+                        f"{info.name}.{name} overrides a hook its base no longer calls through "
+                        f"self: {owner.name} now calls {owner.name}.{name}(...) directly "
+                        f"{'by this change' if not change.short else 'in ' + change.short}; "
+                        "this override never runs; call it through self in the base, or move "
+                        "this logic"
+                    ),
+                    evidence={"kind": "undispatched", "old": name, "new": None,
+                              "ancestor": owner.fq, "fix": "dispatch through self again"},
+                    related=[Location(owner.file.path, owner.record.line, owner.record.col,
+                                      f"{owner.name} (calls {name} directly)")],
+                )
+                if found is not None:
+                    yield found
 
     # -- evidence ---------------------------------------------------------------------------
     def _gather(
