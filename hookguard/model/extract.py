@@ -22,7 +22,6 @@ from hookguard.model.records import (
     Param,
     ParamKind,
     method_mentions,
-    share_method_tables,
 )
 
 _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
@@ -530,7 +529,6 @@ class _FileExtractor:
         record.literals = frozenset(refs.literals)
         record.prefix_refs = frozenset(refs.prefixes)
         record.module_names = frozenset(module_names)
-        share_method_tables(record)
         return record
 
     # -- scopes ---------------------------------------------------------------------------

@@ -212,12 +212,6 @@ class LazyMethods(Mapping[str, MethodRecord]):
         return f"LazyMethods({list(self._names)})"
 
 
-def share_method_tables(record: FileRecord) -> None:
-    """Nothing to do: the cache encodes each class's methods apart and decodes them lazily
-    (:class:`LazyMethods`). Kept until the extractor stops calling it."""
-    del record
-
-
 @dataclass(slots=True)
 class ClassRecord:
     qualname: str  # dotted within the module: ``Outer.Inner``, ``factory.<locals>.Local``
