@@ -322,10 +322,11 @@ class HistoryIndex:
         if member.search(patch):
             return True
         literal = re.compile(rb"^-.*(['\"])" + quoted + rb"\1", re.MULTILINE)
+        copy = re.compile(rb"^-\s*(?:async\s+)?def\s+" + quoted + rb"\b", re.MULTILINE)
         own = b" a/" + path.encode() + b" "
-        return any(
+        return any(  # a file that drops its own copy of the method held a message, not a call
             literal.search(chunk) for chunk in patch.split(b"\ndiff --git")
-            if own not in chunk.split(b"\n", 1)[0] + b" "
+            if own not in chunk.split(b"\n", 1)[0] + b" " and not copy.search(chunk)
         )
 
     def removal_commit(

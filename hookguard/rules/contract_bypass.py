@@ -272,20 +272,13 @@ def _lazy(field: str, effect: StateEffect) -> bool:
 
 
 def _initialised(project: Project, info: ClassInfo, hook: str) -> set[str]:
-    """Fields the constructor chain sets (plain assignments, not ``+=`` updates)."""
+    """Fields the constructor chain sets: always present. A counter it starts that the hook
+    would have raised (``self.count += 1``) is present too: left at its start value, it may be
+    wrong, but nothing that reads it fails, which is what an error here must prove."""
     init = _resolve(project, info, "__init__")
     if init is None or hook == "__init__":
         return set()
-    effects = state_effects(project, info, init)
-    updated = {a.attr for m in _methods_in_mro(project, info) for a in m.self_assigns
-               if a.augmented}
-    return {f for f in effects if f not in updated}
-
-
-def _methods_in_mro(project: Project, info: ClassInfo) -> Iterator[MethodRecord]:
-    for node in project.mro(info):
-        if isinstance(node, ClassInfo):
-            yield from node.record.methods.values()
+    return set(state_effects(project, info, init))
 
 
 def _calls_base(method: MethodRecord) -> bool:
