@@ -890,3 +890,32 @@ def test_paired_families_through_composition(tmp_path: Path) -> None:
     # audio wrapper, which the plain controller's call breaks.
     assert "HG002 pkg.wrappers.VlmWrapper.prep" not in errors(found)
     assert "HG002 pkg.wrappers.AudioWrapper.prep" in errors(found)
+
+
+def test_a_class_method_hook_overridden_by_a_plain_method(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/model.py": '''
+            class DeployMixin:
+                @classmethod
+                def rename_weight(cls, name):
+                    return name
+
+                @classmethod
+                def update_quant_config(cls, layers):
+                    return [cls.rename_weight(name) for name in layers]
+
+
+            class Thinker(DeployMixin):
+                def rename_weight(self, name):  # cls.rename_weight(name) passes name as self
+                    return "model." + name
+
+
+            class Talker(DeployMixin):
+                @classmethod
+                def rename_weight(cls, name):
+                    return "talker." + name
+        ''',
+    })
+    thinker = found["HG002 pkg.model.Thinker.rename_weight"]
+    assert thinker.severity is Severity.ERROR and "missing required 'name'" in thinker.message
+    assert "HG002 pkg.model.Talker.rename_weight" not in found
