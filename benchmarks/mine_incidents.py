@@ -1,28 +1,41 @@
 """Propose candidate hook incidents (and traps) from a repository's git history.
 
     python benchmarks/mine_incidents.py REPO [--rev REV] [--since DATE] [--max-commits N]
-                                             [--messages] [--limit N]
+                                             [--paths PATHSPEC ...] [--traps] [--limit N]
+    python benchmarks/mine_incidents.py REPO --fixes      # later fixes of stale overrides
+    python benchmarks/mine_incidents.py REPO --messages   # fix-like commit messages
+    python benchmarks/mine_incidents.py REPO --rev C --shape NAME   # every def NAME at C
 
 A tool for people: every candidate it prints must be verified by reading both versions of the
 files (``git show C^:path`` and ``git show C:path``) before it goes into
 ``benchmarks/quality/incidents.toml``. It never imports or runs the code it reads: it reads
-``git log -p`` text and parses single files with ``ast``.
+``git log -p`` text and parses single files with ``ast``. Class relations are found by name
+(``class X(Base)`` text), a heuristic that over-reports on purpose; ``--paths`` restricts the
+walk to commits touching the base classes' files, which is much faster on large histories.
 
-Three miners:
+The miners:
 
 * **def removed** (``renamed`` / ``removed``): a commit deletes an indented ``def NAME`` from a
-  file whose previous version calls ``self.NAME`` (so the name was probably a hook of that
-  file's classes), while after the commit some other ``def NAME`` still exists elsewhere in the
-  tree, in a place the commit did not touch. A ``def`` added in the same hunk is shown as the
-  probable new name. When no other definition survives the candidate is printed as a *trap*
-  candidate (every override went with the hook).
-* **call changed** (``new-argument`` / ``dropped-parameter``): a commit replaces a line calling
-  ``self.NAME(...)`` by one that passes a different set of arguments, and after the commit some
-  ``def NAME`` elsewhere cannot bind the new call (too few positional parameters, a missing
-  keyword, or a positional parameter the call no longer fills), with no ``*args`` or
-  ``**kwargs`` to absorb it.
+  class whose file called ``self.NAME`` before, while after the commit a class that inherits
+  from it (by name) still defines ``NAME``, or a text file naming the class shows one. A
+  ``def`` added in the same file is shown as the probable new name. Defs moved to another file
+  of the commit, or still defined by the class, are skipped. With ``--traps``, a removal whose
+  overrides all went in the same commit is printed as a *trap* candidate.
+* **call changed** (``new-argument`` / ``dropped-parameter``): in a file the commit changed, a
+  ``self.NAME(...)`` call shape (positional count, keyword names) appears that the previous
+  version of the file did not have, and after the commit a subclass (by name) of the calling
+  class defines ``NAME`` in a way that cannot bind it: too few positional parameters, a missing
+  keyword, or a required parameter the call does not fill, with no ``*args``/``**kwargs``.
+* **fixes** (``--fixes``): a commit renames a subclass method to a name its ancestor defines,
+  where the ancestor used to define the old name: the later fix of a stale override; the
+  introducing commit is the last one that touched ``def OLD(`` in the ancestor's file.
 * **messages** (``--messages``): commits whose message reads like the later fix of such a break
   ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
+
+What it cannot see, and the verification must: calls through composition
+(``self.policy.attention(...)``), dispatch by name (``getattr``, ``hasattr``, string hook
+names), class-qualified calls, reachability (whether the subclass overrides the caller too),
+compatibility shims that inspect signatures, and classes defined inside functions.
 """
 
 from __future__ import annotations
