@@ -92,6 +92,7 @@ def hook_changes(
     (``self.module.predict(...)``) or its name as a string (a dispatch by name).
     """
     dropped = _dropped_uses(base, head, changed)
+    added = _dropped_uses(head, base, changed)  # the same difference, the other way round
     changes: list[HookChange] = []
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
@@ -117,6 +118,7 @@ def hook_changes(
                 HookChange(
                     class_fq=fq, old=old, new=pairs.get(old), commit="", short="", subject="",
                     path=after.file.path, was_called=called,
+                    refused=bool(added.get(old, set()) - {before.file.path, after.file.path}),
                 )
             )
     return changes

@@ -455,13 +455,10 @@ class Loop:
         return outputs
 '''
 VALIDATOR = '''
-def is_overridden(name, module):
-    return name in vars(type(module))
-
-
-def check_removed(module):
-    if is_overridden("validation_epoch_end", module):
-        raise NotImplementedError("validation_epoch_end was removed")
+def check_removed(module, stage="val"):
+    name = "validation_epoch_end" if stage == "val" else "test_epoch_end"
+    if callable(getattr(module, name, None)):  # looked up by name, to refuse it
+        raise NotImplementedError(f"{name} was removed")
 '''
 
 
@@ -474,6 +471,9 @@ def test_a_removed_hook_the_framework_called_by_name(git_repo: Callable[..., Git
         "examples/seg.py": "from pkg.module import Module\n\n\n"
                            "class SegModel(Module):\n"
                            "    def validation_epoch_end(self, outputs):\n        return 1\n",
+        "tests/test_ipu.py": "from pkg.module import Module\n\n\n"
+                             "class IPUModel(Module):  # a model, not a test class\n"
+                             "    def test_epoch_end(self, outputs):\n        return 1\n",
     })
     base = repo.git("rev-parse", "HEAD").strip()
     repo.commit("Remove the *_epoch_end hooks", {
@@ -493,7 +493,8 @@ def test_a_removed_hook_the_framework_called_by_name(git_repo: Callable[..., Git
     # The example's override is dead; the test's class, written by the same change to check
     # that the removed hook is refused, is no forgotten override. (A string dropped in the
     # hook's own file would prove nothing: deprecation messages name the methods they retire.)
-    assert errors(found) == {"HG001 seg.SegModel.validation_epoch_end"}
+    assert errors(found) == {"HG001 seg.SegModel.validation_epoch_end",
+                             "HG001 test_ipu.IPUModel.test_epoch_end"}
     result = audit([repo.root], Options(use_cache=False))
     assert "HG001 seg.SegModel.validation_epoch_end" in {
         f"{f.code} {f.symbol}" for f in result.findings if f.severity is Severity.ERROR}

@@ -42,6 +42,9 @@ class HookChange:
     # Still defined, but the class now calls it as ``Class.name(...)``, not through ``self``:
     # overrides are no longer dispatched to (``check`` only).
     undispatched: bool = False
+    # The change itself added the name as a string in another file (a validator that refuses
+    # overrides of the removed hook): that lookup keeps no override alive (``check`` only).
+    refused: bool = False
 
     @property
     def kind(self) -> str:
@@ -299,16 +302,14 @@ class HistoryIndex:
                     was_called=_called_in_line(before, qualname, removal.name)
                     or self._commit_dropped_call(removal.commit, removal.name,
                                                  removal.old_path),
+                    refused=self._commit_names(removal.commit, removal.name, removal.old_path,
+                                               b"+"),
                     when=removal.when,
                 )
         return found
 
-    def _commit_dropped_call(self, commit: str, name: str, path: str) -> bool:
-        """Whether ``commit`` deleted a call of ``name`` through an object the framework holds
-        (``self.policy.name(``: its own code calling the hook, not a user of a public method),
-        or, in a file other than ``path`` (the hook's own, where it would be a deprecation
-        message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
-        ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
+    def _patch(self, commit: str) -> bytes:
+        """``commit``'s Python changes, without context, read once."""
         patch = self._commit_patches.get(commit)
         if patch is None:
             try:
@@ -317,14 +318,32 @@ class HistoryIndex:
             except GitError:
                 patch = b""
             self._commit_patches[commit] = patch
+        return patch
+
+    def _commit_dropped_call(self, commit: str, name: str, path: str) -> bool:
+        """Whether ``commit`` deleted a call of ``name`` through an object the framework holds
+        (``self.policy.name(``: its own code calling the hook, not a user of a public method),
+        or, in a file other than ``path`` (the hook's own, where it would be a deprecation
+        message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
+        ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
+        patch = self._patch(commit)
         quoted = re.escape(name.encode())
         member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + quoted + rb"\(", re.MULTILINE)
         if member.search(patch):
             return True
-        literal = re.compile(rb"^-.*(['\"])" + quoted + rb"\1", re.MULTILINE)
-        copy = re.compile(rb"^-\s*(?:async\s+)?def\s+" + quoted + rb"\b", re.MULTILINE)
+        return self._commit_names(commit, name, path, b"-")
+
+    def _commit_names(self, commit: str, name: str, path: str, sign: bytes) -> bool:
+        """Whether ``commit`` removed (``sign`` b"-") or added (b"+") the string ``"name"``
+        in a file other than ``path`` that has no method of that name: a dispatch by name
+        dropped, or a validator that refuses the hook added."""
+        patch = self._patch(commit)
+        quoted = re.escape(name.encode())
+        literal = re.compile(rb"^" + re.escape(sign) + rb".*(['\"])" + quoted + rb"\1",
+                             re.MULTILINE)
+        copy = re.compile(rb"^[-+ ]\s*(?:async\s+)?def\s+" + quoted + rb"\b", re.MULTILINE)
         own = b" a/" + path.encode() + b" "
-        return any(  # a file that drops its own copy of the method held a message, not a call
+        return any(  # a file with its own copy of the method holds a message, not a call
             literal.search(chunk) for chunk in patch.split(b"\ndiff --git")
             if own not in chunk.split(b"\n", 1)[0] + b" " and not copy.search(chunk)
         )

@@ -236,6 +236,10 @@ class StaleOverride(Rule):
     ) -> Finding | None:
         name = method.name
         outside = ctx.references.outside(name, ctx.family(info))
+        if outside is not None and evidence.change is not None and evidence.change.refused and (
+            name in ctx.references.strings
+        ):
+            outside = None  # the change itself looks the name up, to refuse or migrate it
         own_users = [c for c in ctx.family_self_refs(info, name)
                      if c is not info or _uses_itself(info, method)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
@@ -244,7 +248,7 @@ class StaleOverride(Rule):
         reasons = [outside] if outside else []
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
-        if name.startswith("test"):
+        if name.startswith("test") and _is_test_class(ctx, info):
             reasons.append("test runners collect test* methods by name")
         hidden = ctx.project.unknown_before(info, evidence.ancestor, name)
         if hidden is not None:
@@ -354,3 +358,12 @@ def _uses_itself(info: ClassInfo, method: MethodRecord) -> bool:
         elif name in method_mentions(other):
             return True
     return False
+
+
+def _is_test_class(ctx: RuleContext, info: ClassInfo) -> bool:
+    """A class a test runner collects: ``Test*`` (pytest) or a ``unittest.TestCase``."""
+    return info.name.startswith("Test") or any(
+        getattr(node, "name", "") in ("unittest.TestCase", "unittest.case.TestCase")
+        or (isinstance(node, ClassInfo) and node.name.startswith("Test"))
+        for node in ctx.project.mro(info)
+    )
