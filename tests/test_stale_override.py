@@ -512,3 +512,31 @@ def test_history_of_a_moved_base_survives_a_new_file_at_its_old_name(
     repo.write({"pkg/e.py": "from pkg.a import Other\n\n\nclass E(Other):\n"
                             "    def step(self):\n        pass\n"})
     assert list(stale(run(repo.root))) == ["pkg.d.D.hook"]
+
+
+def test_a_prefix_dispatch_through_a_variable_keeps_the_family_alive(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    v1 = ("class Expr:\n"
+          "    def expand(self, **hints):\n"
+          "        return self._eval_expand_func(**hints)\n\n"
+          "    def _eval_expand_func(self, **hints):\n"
+          "        return self\n")
+    v2 = ("def expand_hint(expr, hint, **hints):\n"
+          "    hint = '_eval_expand_' + hint\n"
+          "    return getattr(expr, hint)(**hints)\n\n\n"
+          "class Expr:\n"
+          "    def expand(self, **hints):\n"
+          "        return [expand_hint(self, h) for h in hints]\n")
+    repo = git_repo()
+    repo.commit("expr", {"pkg/__init__.py": "", "pkg/expr.py": v1,
+                         "pkg/gamma.py": "from pkg.expr import Expr\n\n\nclass Gamma(Expr):\n"
+                                         "    def _eval_expand_func(self, **hints):\n"
+                                         "        return 1\n"})
+    repo.commit("Expand hints are looked up by name", {"pkg/expr.py": v2})
+    # '_eval_expand_' + hint reaches Gamma._eval_expand_func: the removed base method was
+    # replaced by a dispatch by name, and the override is not dead.
+    assert stale(run(repo.root)) == {}
+    repo.commit("Without the dispatch", {"pkg/expr.py": v2.replace("'_eval_expand_' + hint",
+                                                                   "hint")})
+    assert list(stale(run(repo.root))) == ["pkg.gamma.Gamma._eval_expand_func"]

@@ -177,6 +177,15 @@ class _FileReferences:
         self.prefixes: set[str] = set()
         self.literals: set[str] = set()
         self.dynamic = False  # ``getattr(obj, name)`` with a variable: any literal may be it
+        # ``hint = "_eval_expand_" + hint`` anywhere in the file: a variable holding a prefix;
+        # the variables given to getattr-like calls (matched once the file is walked)
+        self.local_prefixes: dict[str, str] = {}
+        self.looked_up: set[str] = set()
+
+    def computed_prefixes(self) -> frozenset[str]:
+        """Prefixes written inline, and those held by a variable a lookup was given."""
+        held = {self.local_prefixes[n] for n in self.looked_up if n in self.local_prefixes}
+        return frozenset(self.prefixes | held)
 
     def visit(self, node: ast.AST) -> None:
         kind = type(node)  # exact types: AST classes are never subclassed, and this is hot
@@ -188,6 +197,14 @@ class _FileReferences:
                 self.literals.add(value)
         elif kind is ast.Call:
             self.call(node)  # type: ignore[arg-type]
+        elif kind is ast.Assign:
+            self.assign(node)  # type: ignore[arg-type]
+
+    def assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            prefix = _string_prefix(node.value)
+            if prefix:
+                self.local_prefixes[node.targets[0].id] = prefix
 
     def attribute(self, node: ast.Attribute) -> None:
         value = node.value
@@ -219,6 +236,8 @@ class _FileReferences:
             self.strings.add(arg.value)
         elif isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
             self.dynamic = True
+            if isinstance(arg, ast.Name):
+                self.looked_up.add(arg.id)
         else:
             prefix = _string_prefix(arg)
             if prefix is not None:
@@ -291,6 +310,7 @@ class _MethodScanner:
             prefix = _string_prefix(stmt.value)  # ``method = "_print_" + cls.__name__``
             if prefix:
                 self.local_prefixes[stmt.targets[0].id] = prefix
+                self.file_refs.local_prefixes[stmt.targets[0].id] = prefix
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
@@ -527,7 +547,7 @@ class _FileExtractor:
         record.attr_refs = frozenset(refs.attrs)
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
         record.literals = frozenset(refs.literals)
-        record.prefix_refs = frozenset(refs.prefixes)
+        record.prefix_refs = refs.computed_prefixes()
         record.module_names = frozenset(module_names)
         return record
 
