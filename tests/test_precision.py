@@ -919,3 +919,30 @@ def test_a_class_method_hook_overridden_by_a_plain_method(tmp_path: Path) -> Non
     thinker = found["HG002 pkg.model.Thinker.rename_weight"]
     assert thinker.severity is Severity.ERROR and "missing required 'name'" in thinker.message
     assert "HG002 pkg.model.Talker.rename_weight" not in found
+
+
+def test_a_subclass_calling_its_own_hook_keeps_the_base_dispatch_proven(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/printing.py": '''
+            class PrettyPrinter:
+                def doprint(self, expr):
+                    return self._print_And(expr)
+
+                def _print_And(self, expr):
+                    return self._print_Function(expr, sort=True)
+
+                def _print_Function(self, expr, sort=False):
+                    return str(expr)
+
+
+            class VectorPrinter(PrettyPrinter):
+                def _print_Derivative(self, expr):
+                    return self._print_Function(expr)  # its own call fits its override
+
+                def _print_Function(self, expr):
+                    return "f"
+        ''',
+    })
+    # Only an alternate constructor (a class method) is picked by code hookguard cannot see;
+    # doprint -> _print_And still reaches the override with sort=True.
+    assert "HG002 pkg.printing.VectorPrinter._print_Function" in errors(found)

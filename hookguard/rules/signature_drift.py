@@ -495,9 +495,11 @@ def _why_no_proof(
     if stub is not None:
         return (f"{stub}.__init__ never runs the base constructor, so it may never be used as "
                 "a full instance of the base")
-    if caller.name == "__init__" or _runs_through_super(project, info, ancestor, caller):
-        return None  # the base's caller certainly runs for it
-    for node in project.mro(info):  # the subclass side has its own entry point for the hook
+    if caller.kind not in (MethodKind.CLASS, MethodKind.STATIC) or _runs_through_super(
+        project, info, ancestor, caller
+    ):
+        return None  # only an alternate constructor is chosen by code hookguard cannot see
+    for node in project.mro(info):  # the subclass side has its own factory for the hook
         if node is ancestor:
             break
         if not isinstance(node, ClassInfo):
