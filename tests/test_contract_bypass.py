@@ -218,7 +218,7 @@ def test_constructor_initialised_fields_readers_that_set_first_and_disabled_hook
 
         class Replaced(Base):
             def setup(self):
-                pass
+                self._ready = True
 
         class Disabled(Base):
             def setup(self):
@@ -230,8 +230,7 @@ def test_constructor_initialised_fields_readers_that_set_first_and_disabled_hook
     # _avg is set by __init__; _hooks is set by its only reader first; _count is a counter
     # __init__ starts: left at 0 it may be wrong, but reading it cannot fail.
     assert set(missing) == {"_scale"} and missing["_scale"]["read_by_base"] is True
-    # ``pass``: the hook is disabled on purpose, so this is a warning, not an error.
-    assert found["mod.Replaced.setup"].severity is Severity.WARNING
+    assert found["mod.Replaced.setup"].severity is Severity.ERROR
 
 
 def test_fields_set_by_the_base_constructor_through_super_init(tmp_path: Path) -> None:

@@ -413,7 +413,7 @@ def test_method_written_after_the_hook_was_removed_reuses_the_name(
     assert stale(run(repo.root)) == {}
 
 
-def test_test_methods_are_warnings(git_repo: Callable[..., GitRepo]) -> None:
+def test_test_methods_run_by_their_own_name(git_repo: Callable[..., GitRepo]) -> None:
     repo = git_repo()
     base = "class Mixin:\n    def run(self):\n        self.test_old()\n\n" \
            "    def test_old(self):\n        pass\n"
@@ -421,8 +421,10 @@ def test_test_methods_are_warnings(git_repo: Callable[..., GitRepo]) -> None:
             "    def test_old(self):\n        pass\n"
     repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/child.py": child})
     repo.commit("Rename test_old", {"pkg/base.py": base.replace("test_old", "test_new")})
-    (finding,) = stale(run(repo.root)).values()
-    assert finding.severity is Severity.WARNING and "test runners" in finding.message
+    assert stale(run(repo.root)) == {}  # a test runner collects TestThing.test_old itself
+    # The same name on a class no runner collects is a dead override.
+    repo.commit("Not a test class", {"pkg/child.py": child.replace("TestThing", "Thing")})
+    assert list(stale(run(repo.root))) == ["pkg.child.Thing.test_old"]
 
 
 def test_base_still_calling_the_name_on_self_keeps_it_live(

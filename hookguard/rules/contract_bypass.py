@@ -126,8 +126,8 @@ class ContractBypass(Rule):
     ## Severity
     An error when a contract declares the fields, or when a base method that still runs for the
     subclass (not overridden, and reached from an entry point) reads a missing field. Inferred
-    fields no such method reads are not reported. A warning when the override does nothing
-    (`pass`, a docstring: the hook is disabled on purpose) or the class is local to a function.
+    fields no such method reads are not reported, nor overrides that do nothing (`pass`, a
+    docstring: the hook is disabled on purpose) or classes local to a function (test doubles).
     Counters a method raises and lowers around a call (`self._depth += 1 ... -= 1`) are
     bookkeeping, not state.
 
@@ -224,10 +224,10 @@ class ContractBypass(Rule):
         if not missing or (contract is None and not proven):
             return None  # inferred state nothing is known to read: nothing to act on
         severity = Severity.ERROR
-        if info.record.local_scope:
-            severity = Severity.WARNING  # a function-local class: the base's readers may not run
-        if method.no_op and contract is None:
-            severity = Severity.WARNING  # an override that does nothing disables the hook
+        if contract is None and (info.record.local_scope or method.no_op):
+            # A function-local class (a test double) or an override that does nothing (a hook
+            # disabled on purpose): nothing a maintainer would change.
+            return None
         groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
         for name, effect in missing.items():
             groups.setdefault((effect.via[1:], effect.condition), []).append(name)

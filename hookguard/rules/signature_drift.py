@@ -169,6 +169,8 @@ class SignatureDrift(Rule):
             message += "; add " + ", ".join(f"{n}=None" for n in unexpected)
         weaker = _why_no_proof(project, info, method, first_class, first_caller, hidden,
                                wrapper)
+        if weaker is not None and hidden is None and wrapper is None:
+            return None  # a stub, an adapter or a factory of its own: nothing to act on
         if weaker is not None:
             message += f" (warning only: {weaker})"
         return self.finding(
