@@ -868,7 +868,7 @@ def test_paired_families_through_composition(tmp_path: Path) -> None:
                     return prompts
         ''',
         "pkg/controllers.py": '''
-            from pkg.wrappers import Wrapper
+            from pkg.wrappers import VlmWrapper, Wrapper
 
 
             class Controller:
@@ -880,8 +880,15 @@ def test_paired_families_through_composition(tmp_path: Path) -> None:
 
 
             class VlmController(Controller):
+                model: VlmWrapper  # it drives VLM models
+
                 def step(self, prompts, images=None):
                     return self.model.prep(prompts, images)
+
+
+            class RetryController(Controller):  # replaces step, but holds any Wrapper
+                def step(self, prompts, sample_rate=None):
+                    return self.model.prep(prompts, sample_rate=sample_rate)
         ''',
     })
     # VlmWrapper is driven by VlmController, which passes the images; nothing pairs with the

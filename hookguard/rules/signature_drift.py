@@ -225,7 +225,7 @@ class SignatureDrift(Rule):
             if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
                    and bind(o, method).ok for o in caller.calls):
                 continue
-            if _paired_caller(project, holder, caller, call, method):
+            if _paired_caller(project, info, holder, caller, call, method, held):
                 continue
             site = Location(holder.file.path, call.line, call.col,
                             f"{holder.name}.{caller.name} calls self.{call.explicit_base}."
@@ -559,20 +559,34 @@ def _skips_base_constructor(project: Project, info: ClassInfo, ancestor: ClassIn
 
 
 def _paired_caller(
-    project: Project, holder: ClassInfo, caller: MethodRecord, call: CallSite,
-    override: MethodRecord,
+    project: Project, info: ClassInfo, holder: ClassInfo, caller: MethodRecord,
+    call: CallSite, override: MethodRecord, held: ClassInfo,
 ) -> bool:
-    """Whether a subclass of ``holder`` replaces ``caller`` with one whose call on the same
-    member fits ``override``: the families come in pairs (a VLM controller drives the VLM
-    model), so the base pair's call says nothing about this override."""
+    """Whether a subclass of ``holder`` replaces ``caller`` with one that calls the hook, with
+    arguments ``override`` accepts, on a receiver it declares narrower, as ``info``'s family
+    (a VLM controller whose model is a VLM wrapper): the families come in pairs, so the base
+    pair's call says nothing about this override."""
+    line = {n.fq for n in project.mro(info) if isinstance(n, ClassInfo)} - {held.fq}
     for sub in project.descendants(holder):
         replacement = sub.method(caller.name)
-        if replacement is not None and any(
-            c.name == call.name and c.receiver == call.receiver
-            and c.explicit_base == call.explicit_base and bind(c, override).ok
-            for c in replacement.calls
-        ):
-            return True
+        if replacement is None:
+            continue
+        for c in replacement.calls:
+            if c.name != call.name or c.receiver != call.receiver or not bind(c, override).ok:
+                continue
+            written = None
+            if c.receiver == "typed":
+                written, scope = c.explicit_base, sub
+            elif c.receiver == "member" and c.explicit_base is not None:
+                scope = next((n for n in project.mro(sub) if isinstance(n, ClassInfo)
+                              and c.explicit_base in n.record.members), sub)
+                written = scope.record.members.get(c.explicit_base)
+            if written is None:
+                continue
+            narrower = project.resolve_name(scope.file, written.removesuffix("()"),
+                                            scope=scope.record.qualname)
+            if isinstance(narrower, ClassInfo) and narrower.fq in line:
+                return True
     return False
 
 
