@@ -625,3 +625,36 @@ def test_a_hook_the_base_stops_calling_through_self(git_repo: Callable[..., GitR
     repo.commit("Dispatch the mask through self again", {"pkg/attention.py": ATTENTION_V2.replace(
         "MultiheadAttention.apply_sparse_mask(weights, 4)", "self.apply_sparse_mask(weights, 4)")})
     assert gate(repo, base) == {}
+
+
+AMQP_V1 = '''
+class AMQPBackend:
+    def get_many(self, task_ids):
+        return self._many_bindings(task_ids)
+
+    def _many_bindings(self, ids):
+        return list(ids)
+'''
+
+
+def test_a_removed_hook_that_only_a_test_calls_directly_is_dead(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    rpc = ("from pkg.amqp import AMQPBackend\n\n\nclass RPCBackend(AMQPBackend):\n"
+           "    def _many_bindings(self, ids):\n        return []\n")
+    test = ("from pkg.rpc import RPCBackend\n\n\ndef test_many_bindings():\n"
+            "    assert RPCBackend()._many_bindings(['a']) == []\n")
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/amqp.py": AMQP_V1, "pkg/rpc.py": rpc,
+                       "tests/test_rpc.py": test})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Async results", {
+        "pkg/amqp.py": "class AMQPBackend:\n    def get_many(self, task_ids):\n"
+                       "        return list(task_ids)\n",
+        "pkg/rpc.py": rpc + "\n    def close(self):\n        return None\n",  # file touched
+    })
+    assert errors(gate(repo, base)) == {"HG001 pkg.rpc.RPCBackend._many_bindings"}
+    # Called as obj._many_bindings() by code (not a test), it is live: nothing to report.
+    repo.commit("A user of the method", {"pkg/user.py": "def drain(backend):\n"
+                                                        "    return backend._many_bindings([])\n"})
+    assert gate(repo, base) == {}

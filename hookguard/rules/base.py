@@ -28,14 +28,19 @@ class References:
     strings: frozenset[str]
     prefixes: frozenset[str]
     definers: dict[str, list[ClassInfo]]  # method name -> classes that define it
+    # ``obj.x`` outside test files: a test calling a method directly does not make it live
+    code_attributes: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, project: Project) -> References:
         attributes: set[str] = set()
+        code_attributes: set[str] = set()
         strings: set[str] = set()
         prefixes: set[str] = set()
         for record in project.files.values():
             attributes |= record.attr_refs
+            if not _is_test_file(record.path):
+                code_attributes |= record.attr_refs
             strings |= record.string_refs
             prefixes |= record.prefix_refs
         definers: dict[str, list[ClassInfo]] = {}
@@ -47,6 +52,7 @@ class References:
             frozenset(strings),
             frozenset(p for p in prefixes if p),
             definers,
+            frozenset(code_attributes),
         )
 
     def names(self, name: str) -> bool:
@@ -70,11 +76,21 @@ class References:
         for prefix in self.prefixes:
             if name.startswith(prefix):
                 return f"'{name}' matches a computed attribute name ('{prefix}...')"
-        if name in self.attributes and all(
+        if name in self.code_attributes and all(
             c.fq in family for c in self.definers.get(name, ())
         ):
             return f"'{name}' is referenced as an attribute outside the class"
         return None
+
+
+def _is_test_file(path: str) -> bool:
+    """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    )
 
 
 @dataclass

@@ -250,7 +250,7 @@ class StaleOverride(Rule):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
         if name.startswith("test") and _is_test_class(ctx, info):
             return None  # a test runner collects it by its own name: it runs
-        if outside is not None and name in ctx.references.attributes and (
+        if outside is not None and name in ctx.references.code_attributes and (
             name not in ctx.references.strings
         ):
             return None  # ``obj.name(...)`` outside the class: live code, whatever the base did
