@@ -368,6 +368,9 @@ def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
     against the short name when the file was read, move with it.
     """
     records = list(records)
+    if all(r.module.count(".") + 1 >= len(r.path.split("/")) - (1 if r.is_package else 0)
+           for r in records if r.error is None and r.module):
+        return records  # every name already starts at the checkout's root: nothing to confirm
     imported: set[str] = set()
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):

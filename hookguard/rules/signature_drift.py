@@ -103,7 +103,7 @@ class SignatureDrift(Rule):
                                  partial(ctx.live, info))
                     if is_hook and ancestors is not None else None
                 )
-                if found is None and method.name in members.names:
+                if found is None and members.of(method.name):
                     found = self._composed(project, members, info, method)
                 if found is None and any(c.receiver == "super" for c in method.calls):
                     found = self._super_calls(project, info, method)
@@ -130,13 +130,13 @@ class SignatureDrift(Rule):
             for caller, call in calls.of(ancestor).get(method.name, ()):
                 if call.receiver == "super":
                     continue  # a super() call in an ancestor never reaches a subclass override
-                if not _caller_runs_for(project, info, ancestor, caller):
+                result = bind(call, method, unbound=_unbound(call, method))
+                if result.ok or not _caller_runs_for(project, info, ancestor, caller):
                     continue
                 live = live_methods()
                 if live is not None and caller.name not in live:
                     continue  # only methods this class replaces ever reach the caller
-                result = bind(call, method, unbound=_unbound(call, method))
-                if not result.ok and _proves(project, info, ancestor, caller, call, method):
+                if _proves(project, info, ancestor, caller, call, method):
                     failures.append((ancestor, caller, call, result))
         if not failures:
             return None
@@ -603,49 +603,81 @@ MemberCall = tuple[ClassInfo, MethodRecord, CallSite, ClassInfo, bool]
 
 class _MemberCalls:
     """Calls on members whose class the code names (``self.policy.attention(...)`` with
-    ``policy: Policy``), by callee name: (holder, caller, call, held class, exactly that class).
-    Built once, from the classes that declare such members only."""
+    ``policy: Policy``, or ``x.merge(...)`` under ``isinstance(x, Layer)``), by callee name:
+    (holder, caller, call, held class, exactly that class).
+
+    Built per callee name on first use, from the classes that can make such a call only: a
+    class whose line declares typed members, or that narrows with ``isinstance``, and whose
+    methods mention the name. Only those classes' methods are decoded.
+    """
 
     def __init__(self, project: Project) -> None:
-        self._by_name: dict[str, list[MemberCall]] = defaultdict(list)
-        held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] = {}
-        for info in project.classes.values():
-            if info.record.members:
-                held: dict[str, tuple[ClassInfo, bool]] = {}
-                for attr, written in info.record.members.items():
-                    node = project.resolve_name(info.file, written.removesuffix("()"),
-                                                scope=info.record.qualname)
-                    if isinstance(node, ClassInfo):
-                        held[attr] = (node, written.endswith("()"))
-                held_by[info.fq] = held
-        # Members a class declares reach its subclasses: only holders' lines are visited.
-        lines = {h.fq: h for fq in held_by for h in (project.classes[fq],)}
-        for fq in held_by:
-            lines.update((d.fq, d) for d in project.descendants(project.classes[fq]))
-        for info in lines.values():
+        self._project = project
+        self._by_name: dict[str, list[MemberCall]] = {}
+        self._held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] | None = None
+        self._holders: list[ClassInfo] = []  # classes whose line declares typed members
+        self._narrowing = [c for c in project.classes.values() if c.record.narrows]
+
+    def _index(self) -> dict[str, dict[str, tuple[ClassInfo, bool]]]:
+        held_by = self._held_by
+        if held_by is None:
+            project = self._project
+            held_by = self._held_by = {}
+            for info in project.classes.values():
+                if info.record.members:
+                    held: dict[str, tuple[ClassInfo, bool]] = {}
+                    for attr, written in info.record.members.items():
+                        node = project.resolve_name(info.file, written.removesuffix("()"),
+                                                    scope=info.record.qualname)
+                        if isinstance(node, ClassInfo):
+                            held[attr] = (node, written.endswith("()"))
+                    held_by[info.fq] = held
+            lines = {fq: project.classes[fq] for fq in held_by}
+            for fq in held_by:  # members a class declares reach its subclasses
+                lines.update((d.fq, d) for d in project.descendants(project.classes[fq]))
+            self._holders = list(lines.values())
+        return held_by
+
+    def of(self, name: str) -> list[MemberCall]:
+        found = self._by_name.get(name)
+        if found is not None:
+            return found
+        found = self._by_name[name] = []
+        held_by = self._index()
+        project = self._project
+        for info in self._holders:
+            if not _may_call(info, name):
+                continue
             types: dict[str, tuple[ClassInfo, bool]] = {}
             for node in reversed(project.mro(info)):  # nearest declaration wins
                 if isinstance(node, ClassInfo):
                     types.update(held_by.get(node.fq, {}))
             for caller in info.record.methods.values():
                 for call in caller.calls:
-                    if call.receiver == "member" and call.explicit_base in types:
+                    if call.name == name and call.receiver == "member" and (
+                        call.explicit_base in types
+                    ):
                         held_class, exact = types[call.explicit_base]
-                        self._by_name[call.name].append((info, caller, call, held_class, exact))
-        for info in project.classes.values():  # ``if isinstance(x, Layer): x.merge(...)``
-            if not info.record.narrows:
+                        found.append((info, caller, call, held_class, exact))
+        for info in self._narrowing:
+            if not _may_call(info, name):
                 continue
             for caller in info.record.methods.values():
                 for call in caller.calls:
-                    if call.receiver == "typed" and call.explicit_base is not None:
+                    if call.name == name and call.receiver == "typed" and (
+                        call.explicit_base is not None
+                    ):
                         node = project.resolve_name(info.file, call.explicit_base,
                                                     scope=info.record.qualname)
                         if isinstance(node, ClassInfo):
-                            self._by_name[call.name].append((info, caller, call, node, False))
-        self.names = frozenset(self._by_name)
+                            found.append((info, caller, call, node, False))
+        return found
 
-    def of(self, name: str) -> list[MemberCall]:
-        return self._by_name.get(name, [])
+
+def _may_call(info: ClassInfo, name: str) -> bool:
+    """Whether ``info``'s methods can mention ``name`` (without decoding them)."""
+    record = info.record
+    return name in record.mentions or name in record.self_refs or name in record.methods
 
 
 class _CallIndex:
