@@ -368,20 +368,22 @@ def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
     against the short name when the file was read, move with it.
     """
     records = list(records)
-    if all(r.module.count(".") + 1 >= len(r.path.split("/")) - (1 if r.is_package else 0)
-           for r in records if r.error is None and r.module):
+    short = [r for r in records if r.error is None and r.module
+             and _top_directory(r) is not None]
+    if not short:
         return records  # every name already starts at the checkout's root: nothing to confirm
+    # Only imports that name a short top package after a dot can confirm a longer name.
+    markers = tuple({"." + r.module.split(".")[0] for r in short})
     imported: set[str] = set()
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):
-            parts = target.split(".")
-            imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
+            if any(m in target for m in markers):
+                parts = target.split(".")
+                imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
     if not imported:
         return records
     prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
-    for record in records:
-        if record.error is not None or not record.module:
-            continue
+    for record in short:
         directory = _top_directory(record)
         if directory is None or directory in prefixes:
             continue

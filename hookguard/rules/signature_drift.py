@@ -615,8 +615,14 @@ class _MemberCalls:
         self._project = project
         self._by_name: dict[str, list[MemberCall]] = {}
         self._held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] | None = None
-        self._holders: list[ClassInfo] = []  # classes whose line declares typed members
-        self._narrowing = [c for c in project.classes.values() if c.record.narrows]
+        self._calls: dict[str, list[tuple[MethodRecord, CallSite]]] = {}
+        # name -> the classes that may call it on a typed member, or on a narrowed name
+        self._holders: dict[str, list[ClassInfo]] = {}
+        self._narrowing: dict[str, list[ClassInfo]] = {}
+        for info in project.classes.values():
+            if info.record.narrows:
+                for name in _mentioned(info):
+                    self._narrowing.setdefault(name, []).append(info)
 
     def _index(self) -> dict[str, dict[str, tuple[ClassInfo, bool]]]:
         held_by = self._held_by
@@ -631,11 +637,14 @@ class _MemberCalls:
                                                     scope=info.record.qualname)
                         if isinstance(node, ClassInfo):
                             held[attr] = (node, written.endswith("()"))
-                    held_by[info.fq] = held
+                    if held:
+                        held_by[info.fq] = held
             lines = {fq: project.classes[fq] for fq in held_by}
             for fq in held_by:  # members a class declares reach its subclasses
                 lines.update((d.fq, d) for d in project.descendants(project.classes[fq]))
-            self._holders = list(lines.values())
+            for info in lines.values():
+                for name in _mentioned(info):
+                    self._holders.setdefault(name, []).append(info)
         return held_by
 
     def of(self, name: str) -> list[MemberCall]:
@@ -645,39 +654,43 @@ class _MemberCalls:
         found = self._by_name[name] = []
         held_by = self._index()
         project = self._project
-        for info in self._holders:
-            if not _may_call(info, name):
-                continue
+        for info in self._holders.get(name, ()):
             types: dict[str, tuple[ClassInfo, bool]] = {}
             for node in reversed(project.mro(info)):  # nearest declaration wins
                 if isinstance(node, ClassInfo):
                     types.update(held_by.get(node.fq, {}))
-            for caller in info.record.methods.values():
-                for call in caller.calls:
-                    if call.name == name and call.receiver == "member" and (
-                        call.explicit_base in types
-                    ):
-                        held_class, exact = types[call.explicit_base]
-                        found.append((info, caller, call, held_class, exact))
-        for info in self._narrowing:
-            if not _may_call(info, name):
-                continue
-            for caller in info.record.methods.values():
-                for call in caller.calls:
-                    if call.name == name and call.receiver == "typed" and (
-                        call.explicit_base is not None
-                    ):
-                        node = project.resolve_name(info.file, call.explicit_base,
-                                                    scope=info.record.qualname)
-                        if isinstance(node, ClassInfo):
-                            found.append((info, caller, call, node, False))
+            for caller, call in self._calls_of(info):
+                if call.name == name and call.receiver == "member" and (
+                    call.explicit_base in types
+                ):
+                    held_class, exact = types[call.explicit_base]
+                    found.append((info, caller, call, held_class, exact))
+        for info in self._narrowing.get(name, ()):
+            for caller, call in self._calls_of(info):
+                if call.name == name and call.receiver == "typed" and (
+                    call.explicit_base is not None
+                ):
+                    node = project.resolve_name(info.file, call.explicit_base,
+                                                scope=info.record.qualname)
+                    if isinstance(node, ClassInfo):
+                        found.append((info, caller, call, node, False))
         return found
 
+    def _calls_of(self, info: ClassInfo) -> list[tuple[MethodRecord, CallSite]]:
+        """``info``'s calls on members and narrowed names, read once."""
+        calls = self._calls.get(info.fq)
+        if calls is None:
+            calls = self._calls[info.fq] = [
+                (caller, call) for caller in info.record.methods.values()
+                for call in caller.calls if call.receiver in ("member", "typed")
+            ]
+        return calls
 
-def _may_call(info: ClassInfo, name: str) -> bool:
-    """Whether ``info``'s methods can mention ``name`` (without decoding them)."""
+
+def _mentioned(info: ClassInfo) -> frozenset[str]:
+    """Every name ``info``'s methods can call (known without decoding them)."""
     record = info.record
-    return name in record.mentions or name in record.self_refs or name in record.methods
+    return record.mentions | record.self_refs | frozenset(record.methods)
 
 
 class _CallIndex:
