@@ -372,13 +372,13 @@ def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
              and _top_directory(r) is not None]
     if not short:
         return records  # every name already starts at the checkout's root: nothing to confirm
-    # Only imports that name a short top package after a dot can confirm a longer name.
-    markers = tuple({"." + r.module.split(".")[0] for r in short})
+    # Only imports that name a short top package after their first part can confirm more.
+    tops = {r.module.split(".")[0] for r in short}
     imported: set[str] = set()
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):
-            if any(m in target for m in markers):
-                parts = target.split(".")
+            parts = target.split(".")
+            if not tops.isdisjoint(parts[1:]):
                 imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
     if not imported:
         return records

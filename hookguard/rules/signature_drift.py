@@ -616,6 +616,7 @@ class _MemberCalls:
         self._by_name: dict[str, list[MemberCall]] = {}
         self._held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] | None = None
         self._calls: dict[str, list[tuple[MethodRecord, CallSite]]] = {}
+        self._types: dict[str, dict[str, tuple[ClassInfo, bool]]] = {}  # members, by holder
         # name -> the classes that may call it on a typed member, or on a narrowed name
         self._holders: dict[str, list[ClassInfo]] = {}
         self._narrowing: dict[str, list[ClassInfo]] = {}
@@ -655,10 +656,12 @@ class _MemberCalls:
         held_by = self._index()
         project = self._project
         for info in self._holders.get(name, ()):
-            types: dict[str, tuple[ClassInfo, bool]] = {}
-            for node in reversed(project.mro(info)):  # nearest declaration wins
-                if isinstance(node, ClassInfo):
-                    types.update(held_by.get(node.fq, {}))
+            types = self._types.get(info.fq)
+            if types is None:
+                types = self._types[info.fq] = {}
+                for node in reversed(project.mro(info)):  # nearest declaration wins
+                    if isinstance(node, ClassInfo):
+                        types.update(held_by.get(node.fq, {}))
             for caller, call in self._calls_of(info):
                 if call.name == name and call.receiver == "member" and (
                     call.explicit_base in types
