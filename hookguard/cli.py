@@ -80,6 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     contracts_check.add_argument("--repo", type=Path, default=Path("."))
     contracts_check.add_argument("--format", choices=("auto", "rich", "plain", "json"),
                                  default="auto")
+    contracts_record = contracts_sub.add_parser(
+        "record", help="write a hook's contract from passing runs (needs torch)")
+    contracts_record.add_argument("hook", help="the hook: package.module.Class.method")
+    contracts_record.add_argument("commands", nargs="+", metavar="COMMAND",
+                                  help="pytest node ids or test files, or module:function")
+    contracts_record.add_argument("-o", "--output", type=Path, default=None,
+                                  help="write the TOML there (default: standard output)")
+    contracts_record.add_argument("--path", action="append", default=[], metavar="DIR",
+                                  help="put DIR on sys.path for the commands (repeatable)")
 
     fix = commands.add_parser("fix", help="apply the mechanical fixes (renames, missing keywords)")
     fix.add_argument("paths", nargs="*", type=Path,

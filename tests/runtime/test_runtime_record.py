@@ -198,3 +198,40 @@ def test_outermost_return_relations_and_what_is_left_out(
     assert clause.attr == "flag" and list(clause.fields) == ["odd_only"]
     assert "# rare: set in 1 of 4 calls, and no attribute was truthy in exactly those" in text
     assert "rare" not in contract.fields
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_the_cli_writes_the_recorded_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hookguard.cli import main
+
+    out = tmp_path / "recorded.toml"
+    code = main(["contracts", "record", HOOK, CONFIGS, "--path", str(FIXTURES), "-o", str(out)])
+    assert code == 0
+    (contract,) = parse_contracts(out.read_text(), str(out))
+    assert contract.fields["index_scales"].shape == ("num_pools",)
+    err = capsys.readouterr().err
+    assert f"hookguard: recorded 5 calls of {HOOK} into {out}" in err
+
+
+def test_the_cli_prints_to_stdout_and_fails_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hookguard.cli import main
+
+    assert main(["contracts", "record", HOOK, CONFIGS, "--path", str(FIXTURES)]) == 0
+    out = capsys.readouterr().out
+    assert parse_contracts(out)[0].method == "_prepare_page_table_tensor"
+    assert main(["contracts", "record", "Nope.hook", CONFIGS]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "hookguard: error: contracts record: Nope.hook: expected package.module.Class.method"
+    ]
+    (tmp_path / "test_bad.py").write_text("def test_bad():\n    assert False\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["contracts", "record", HOOK, "test_bad.py", "--path", str(FIXTURES)]) == 2
+    err = capsys.readouterr().err
+    assert "recording needs a passing run" in err.strip().splitlines()[-1]
