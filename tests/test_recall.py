@@ -581,8 +581,11 @@ def test_a_new_keyword_through_an_isinstance_narrowed_name(
     repo = git_repo()
     repo.commit("v1", {
         "pkg/__init__.py": "",
-        "pkg/layer.py": "class LoraLayer:\n"
-                        "    def merge(self, safe=False, names=None):\n        return names\n",
+        "pkg/layer.py": "class TunerLayer:\n"
+                        "    def merge(self, *args):  # a declaration only\n"
+                        "        raise NotImplementedError\n\n\n"
+                        "class LoraLayer(TunerLayer):\n"
+                        "    pass\n",
         "pkg/model.py": MODEL_V1,
         "pkg/bnb.py": "import torch.nn as nn\nfrom pkg.layer import LoraLayer\n\n"
                       "if __import__('os').environ.get('BNB'):\n"

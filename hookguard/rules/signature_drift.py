@@ -220,7 +220,8 @@ class SignatureDrift(Rule):
                 continue
             definition = (
                 reference.method(method.name) if isinstance(reference, ClassInfo) else None)
-            if definition is None or not bind(call, definition).ok:
+            if definition is None or (not _placeholder(definition)
+                                      and not bind(call, definition).ok):
                 continue  # the call fails for the hook it overrides too: not this one's drift
             if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
                    and bind(o, method).ok for o in caller.calls):
@@ -394,6 +395,12 @@ def _signature(method: MethodRecord) -> str:
     return method.signature()[len(method.name):]
 
 
+def _placeholder(method: MethodRecord) -> bool:
+    """An abstract or ``raise NotImplementedError`` hook: a declaration only, whose signature
+    says nothing about what its callers pass (``def merge(self, *args): raise ...``)."""
+    return method.is_abstract or method.raises_only
+
+
 def _unbound(call: CallSite, method: MethodRecord) -> bool:
     """``cls.f(...)`` on a plain method ``f``: the function itself, ``self`` not bound."""
     return call.receiver == "cls" and method.kind is MethodKind.PLAIN
@@ -429,7 +436,7 @@ def _proves(
         own = project.defining_ancestor(ancestor, call.name)
     if isinstance(own, ClassInfo):
         definition = own.method(call.name)
-        if definition is not None and not bind(
+        if definition is not None and not _placeholder(definition) and not bind(
             call, definition, unbound=_unbound(call, definition)
         ).ok:
             return False
