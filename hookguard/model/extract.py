@@ -647,6 +647,9 @@ class _FileExtractor:
         record.self_prefixes = frozenset(prefixes)
         record.members = {attr: held for attr, held in members.items() if held is not None}
         record.narrows = any(c.receiver == "typed" for m in methods.values() for c in m.calls)
+        record.member_calls = frozenset(
+            c.name for m in methods.values() for c in m.calls
+            if c.receiver in ("member", "typed"))
         record.rebinds = any(
             id(stmt) in self.rebinding for stmt in _class_body(node.body)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)))

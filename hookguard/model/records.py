@@ -235,6 +235,7 @@ class ClassRecord:
     members: dict[str, str] = field(default_factory=dict)
     rebinds: bool = False  # ``setattr(self, <computed name>, ...)``: methods replaced at run time
     narrows: bool = False  # some method calls through an ``isinstance``-narrowed name ("typed")
+    member_calls: frozenset[str] = frozenset()  # names called on members or narrowed names
 
 
 @dataclass(slots=True)

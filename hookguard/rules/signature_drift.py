@@ -698,9 +698,9 @@ class _MemberCalls:
 
 
 def _mentioned(info: ClassInfo) -> frozenset[str]:
-    """Every name ``info``'s methods can call (known without decoding them)."""
-    record = info.record
-    return record.mentions | record.self_refs | frozenset(record.methods)
+    """The names ``info``'s methods call on members or narrowed names (known without decoding
+    them)."""
+    return info.record.member_calls
 
 
 class _CallIndex:
