@@ -5,6 +5,7 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -373,12 +374,13 @@ def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
     if not short:
         return records  # every name already starts at the checkout's root: nothing to confirm
     # Only imports that name a short top package after their first part can confirm more.
-    tops = {r.module.split(".")[0] for r in short}
+    tops = sorted({r.module.split(".")[0] for r in short})
+    naming = re.compile(r"\.(?:" + "|".join(map(re.escape, tops)) + r")(?:\.|$)").search
     imported: set[str] = set()
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):
-            parts = target.split(".")
-            if not tops.isdisjoint(parts[1:]):
+            if naming(target):
+                parts = target.split(".")
                 imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
     if not imported:
         return records
