@@ -151,6 +151,17 @@ def _arange_length(args: tuple[Any, ...]) -> int:
 
 def _hg_call(func: Any, *args: Any, **kwargs: Any) -> Any:
     _tick()
+    if (
+        type(func) is BuiltinFunctionType
+        and not kwargs
+        and _torch_name(type(getattr(func, "__self__", None)).__module__)
+        and not any(callable(a) for a in args)
+    ):
+        # A tensor's own C method (``x.max()``, ``m[:, 0].long()``): always allowed, and none
+        # of the range, sum, round or allocation checks below is about one; the common case.
+        result = func(*args)
+        _tick()
+        return result
     if not _callable_allowed(func):
         raise ExpressionRefused(
             f"calls {_name_of(func)}, which is not a method of a tensor, a built-in container "

@@ -99,3 +99,13 @@ def test_guarded_expressions_still_compute() -> None:
         Expression("len([1], key=shell)")(namespace)
     with pytest.raises(ExpressionLimit):
         Expression("[0] * n")(namespace)
+
+
+def test_tensor_methods_take_the_fast_path_and_functions_are_still_refused() -> None:
+    """``x.max()`` and friends skip the generic checks; a function passed to one still fails."""
+    names = Namespace({"x": torch.arange(6).reshape(2, 3)})
+    assert Expression("x[:, 0].long().max() < x.shape[0] * 3")(names)
+    with pytest.raises(ExpressionRefused):
+        Expression("x.max(abs)")(names)
+    with pytest.raises(ExpressionRefused):
+        Expression("x.sum(dim=abs)")(names)
