@@ -951,3 +951,39 @@ def test_a_subclass_calling_its_own_hook_keeps_the_base_dispatch_proven(tmp_path
     # Only an alternate constructor (a class method) is picked by code hookguard cannot see;
     # doprint -> _print_And still reaches the override with sort=True.
     assert "HG002 pkg.printing.VectorPrinter._print_Function" in errors(found)
+
+
+def test_test_doubles_in_test_files_are_not_reported(tmp_path: Path) -> None:
+    engine = '''
+        class Engine:
+            def run(self):
+                self.step(1, flush=True)
+                return self.report()
+
+            def step(self, n, flush=False):
+                self.steps = n
+
+            def report(self):
+                return self.steps
+    '''
+    double = '''
+        from pkg.engine import Engine
+
+
+        class DummyEngine(Engine):  # a module-level double: replaces step, never sets steps
+            def step(self, n, flush=False):
+                self.calls = n
+
+
+        def test_run():
+            class Local(Engine):  # a double inside a test: the test decides what runs
+                def step(self, n):
+                    return None
+            assert Local
+    '''
+    found = findings(tmp_path, {"pkg/engine.py": engine, "tests/test_engine.py": double})
+    assert not [k for k in found if "DummyEngine" in k or "Local" in k]
+    # The same classes outside a test file are reported.
+    found = findings(tmp_path / "app", {"pkg/engine.py": engine, "pkg/doubles.py": double})
+    assert "HG003 pkg.doubles.DummyEngine.step" in errors(found)
+    assert "HG002 pkg.doubles.test_run.<locals>.Local.step" in errors(found)

@@ -39,7 +39,7 @@ class References:
         prefixes: set[str] = set()
         for record in project.files.values():
             attributes |= record.attr_refs
-            if not _is_test_file(record.path):
+            if not is_test_file(record.path):
                 code_attributes |= record.attr_refs
             strings |= record.string_refs
             prefixes |= record.prefix_refs
@@ -83,7 +83,7 @@ class References:
         return None
 
 
-def _is_test_file(path: str) -> bool:
+def is_test_file(path: str) -> bool:
     """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
     parts = path.split("/")
     name = parts[-1]

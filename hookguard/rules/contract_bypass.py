@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import MethodRecord
-from hookguard.rules.base import Rule, RuleContext, is_dunder
+from hookguard.rules.base import Rule, RuleContext, is_dunder, is_test_file
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -224,9 +224,11 @@ class ContractBypass(Rule):
         if not missing or (contract is None and not proven):
             return None  # inferred state nothing is known to read: nothing to act on
         severity = Severity.ERROR
-        if contract is None and (info.record.local_scope or method.no_op):
-            # A function-local class (a test double) or an override that does nothing (a hook
-            # disabled on purpose): nothing a maintainer would change.
+        if contract is None and (
+            info.record.local_scope or method.no_op or is_test_file(info.file.path)
+        ):
+            # A test double (function-local, or in a test file), or an override that does
+            # nothing (a hook disabled on purpose): it replaces the base's behaviour on purpose.
             return None
         groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
         for name, effect in missing.items():
