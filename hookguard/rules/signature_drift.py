@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
+from itertools import islice
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
@@ -215,6 +216,8 @@ class SignatureDrift(Rule):
             else:  # ``worker: Worker``: any subclass of Worker may be behind it
                 if held is info or held not in mro:
                     continue
+                if _broad(project, held):
+                    continue  # a framework's root (``Layer``): the code says nothing about which
                 reference = _definer(project, held, method.name)
             if project.unknown_before(info, held, method.name) is not None or (
                     _wrapping_decorator(method)):
@@ -599,6 +602,15 @@ def _paired_caller(
             if isinstance(narrower, ClassInfo) and narrower.fq in line:
                 return True
     return False
+
+
+_BROAD = 40  # a held class with more subclasses than this is a framework's root class
+
+
+def _broad(project: Project, held: ClassInfo) -> bool:
+    """Whether ``held`` has so many subclasses (``keras.Layer``, ``nn.Module`` wrappers) that
+    naming it tells nothing about which of them a member or a narrowed name holds."""
+    return next(islice(project.descendants(held), _BROAD, None), None) is not None
 
 
 def _definer(project: Project, info: ClassInfo, name: str) -> ClassInfo | None:
