@@ -361,11 +361,14 @@ def test_deepening_a_shallow_clone_is_a_new_history(
     origin = git_repo("origin")
     base = "class Base:\n    def run(self):\n        self.hook()\n\n    def hook(self):\n" \
            "        self.value = 1\n"
+    # D overrides the hook from the first commit: its lines are older than the rename whatever
+    # the clock says (a method written after the rename would be a new method reusing a name).
     origin.commit("c1", {"pkg/__init__.py": "", "pkg/base.py": base,
-                         "pkg/other.py": "class Other:\n    def go(self):\n        return 1\n"})
+                         "pkg/other.py": "class Other:\n    def go(self):\n        return 1\n",
+                         "pkg/d.py": "from pkg.base import Base\n\n\nclass D(Base):\n"
+                                     "    def hook(self):\n        self.value = 2\n"})
     origin.commit("Rename hook to new_hook", {"pkg/base.py": base.replace("hook", "new_hook")})
-    origin.commit("D", {"pkg/d.py": "from pkg.base import Base\n\n\nclass D(Base):\n"
-                                    "    def hook(self):\n        self.value = 2\n"})
+    origin.commit("Other", {"pkg/other.py": "class Other:\n    def go(self):\n        return 3\n"})
     clone = tmp_path / "clone"
     origin.git("clone", "-q", "--depth", "1", f"file://{origin.root}", str(clone))
     assert audit([clone], Options()).findings == []  # the rename is beyond the boundary
