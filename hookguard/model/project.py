@@ -314,14 +314,17 @@ class Project:
         if found is not None:
             return found
         pending = [info]
+        waiting = {info.fq}  # on the stack, not yet computed: a base found here is a cycle
         while pending:  # bases first, without recursion
             current = pending[-1]
             bases = [b for b in self.bases(current) if isinstance(b, ClassInfo)
                      and b.fq not in cache and b.fq != current.fq]
-            if bases and not any(b.fq in {p.fq for p in pending} for b in bases):
+            if bases and not any(b.fq in waiting for b in bases):
                 pending.extend(bases)
+                waiting.update(b.fq for b in bases)
                 continue
             pending.pop()
+            waiting.discard(current.fq)
             if current.fq in cache:
                 continue
             parts = [b for b in self.bases(current) if isinstance(b, ClassInfo)]

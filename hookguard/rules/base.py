@@ -101,6 +101,7 @@ class RuleContext:
     history: HistoryIndex | None = None
     changes: list[HookChange] = field(default_factory=list)  # from a base..head diff
     only: frozenset[str] | None = None  # check only these classes (fully qualified); None: all
+    _live: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
 
     def classes(self) -> Iterator[ClassInfo]:
         """The classes to check: all of them, or the ones a change can affect."""
@@ -115,10 +116,6 @@ class RuleContext:
     @cached_property
     def references(self) -> References:
         return References.of(self.project)
-
-    @cached_property
-    def _live(self) -> dict[str, frozenset[str] | None]:
-        return {}
 
     def live(self, info: ClassInfo) -> frozenset[str] | None:
         """The methods an instance of ``info`` can run (see :mod:`hookguard.model.reach`)."""
