@@ -886,15 +886,69 @@ def test_paired_families_through_composition(tmp_path: Path) -> None:
                     return self.model.prep(prompts, images)
 
 
-            class RetryController(Controller):  # replaces step, but holds any Wrapper
-                def step(self, prompts, sample_rate=None):
-                    return self.model.prep(prompts, sample_rate=sample_rate)
+            class ImageController(Controller):  # no narrower declaration: the call pairs it
+                def step(self, prompts, images=None):
+                    return self.model.prep(prompts, images)
         ''',
     })
-    # VlmWrapper is driven by VlmController, which passes the images; nothing pairs with the
-    # audio wrapper, which the plain controller's call breaks.
-    assert "HG002 pkg.wrappers.VlmWrapper.prep" not in errors(found)
+    # VlmWrapper is driven by VlmController (and ImageController), which pass the images;
+    # nothing pairs with the audio wrapper, which the plain controller's call breaks.
+    assert "HG002 pkg.wrappers.VlmWrapper.prep" not in found
     assert "HG002 pkg.wrappers.AudioWrapper.prep" in errors(found)
+
+
+def test_a_call_on_a_member_that_its_declared_interface_refuses_proves_nothing(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "pkg/wrappers.py": '''
+            from abc import ABC, abstractmethod
+
+
+            class Wrapper(ABC):
+                @abstractmethod
+                def prep(self, prompts):
+                    """Prepare the inputs."""
+
+
+            class TextWrapper(Wrapper):
+                def prep(self, prompts):
+                    return prompts
+
+
+            class EncoderDecoderWrapper(Wrapper):
+                def prep(self, prompts, encoder_prompts=None, tokenizer=None):
+                    return prompts, encoder_prompts
+
+
+            class StreamWrapper(Wrapper):
+                def prep(self, prompts, chunk):
+                    return prompts
+        ''',
+        "pkg/controllers.py": '''
+            from pkg.wrappers import Wrapper
+
+
+            class EncoderDecoderController:
+                def __init__(self, model: Wrapper):
+                    self.model = model
+
+                def step(self, prompts, encoder_prompts):
+                    # ``Wrapper.prep`` takes no encoder prompts: written for one family only
+                    return self.model.prep(prompts, encoder_prompts, tokenizer=None)
+
+
+            class Controller:
+                def __init__(self, model: Wrapper):
+                    self.model = model
+
+                def step(self, prompts):
+                    return self.model.prep(prompts)  # the declared interface: binds every model
+        ''',
+    })
+    assert "HG002 pkg.wrappers.TextWrapper.prep" not in found
+    # The look-alike: a call the abstract declaration accepts still proves the drift.
+    assert "HG002 pkg.wrappers.StreamWrapper.prep" in errors(found)
 
 
 def test_a_class_method_hook_overridden_by_a_plain_method(tmp_path: Path) -> None:

@@ -227,9 +227,11 @@ class SignatureDrift(Rule):
                 continue
             definition = (
                 reference.method(method.name) if isinstance(reference, ClassInfo) else None)
-            if definition is None or (not _placeholder(definition)
-                                      and not bind(call, definition).ok):
-                continue  # the call fails for the hook it overrides too: not this one's drift
+            if definition is None or (_declares(definition) and not bind(call, definition).ok):
+                # The call fails for the method the member is declared with: it was written for
+                # a narrower family than the declaration names (a T5 controller's call on a
+                # generic wrapper), so it says nothing about this one.
+                continue
             if any(o.name == call.name and o is not call and o.explicit_base == call.explicit_base
                    and bind(o, method).ok for o in caller.calls):
                 continue
@@ -408,6 +410,14 @@ def _placeholder(method: MethodRecord) -> bool:
     return method.is_abstract or method.raises_only
 
 
+def _declares(method: MethodRecord) -> bool:
+    """Whether ``method``'s signature is an interface callers are held to: a concrete method,
+    or an abstract one that spells its parameters out (``def merge(self, *args): raise ...``
+    declares nothing)."""
+    return not _placeholder(method) or not any(
+        p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) for p in method.params)
+
+
 def _unbound(call: CallSite, method: MethodRecord) -> bool:
     """``cls.f(...)`` on a plain method ``f``: the function itself, ``self`` not bound."""
     return call.receiver == "cls" and method.kind is MethodKind.PLAIN
@@ -577,9 +587,9 @@ def _paired_caller(
     call: CallSite, override: MethodRecord, held: ClassInfo,
 ) -> bool:
     """Whether a subclass of ``holder`` replaces ``caller`` with one that calls the hook, with
-    arguments ``override`` accepts, on a receiver it declares narrower, as ``info``'s family
-    (a VLM controller whose model is a VLM wrapper): the families come in pairs, so the base
-    pair's call says nothing about this override."""
+    arguments ``override`` accepts, on the same member or on a receiver it declares narrower,
+    as ``info``'s family (a VLM controller passing the image arguments a VLM wrapper takes):
+    the families come in pairs, so the base pair's call says nothing about this override."""
     line = {n.fq for n in project.mro(info) if isinstance(n, ClassInfo)} - {held.fq}
     for sub in project.descendants(holder):
         replacement = sub.method(caller.name)
@@ -588,6 +598,8 @@ def _paired_caller(
         for c in replacement.calls:
             if c.name != call.name or c.receiver != call.receiver or not bind(c, override).ok:
                 continue
+            if c.explicit_base == call.explicit_base:
+                return True  # the replacement calls the same member the way this override takes
             written = None
             if c.receiver == "typed":
                 written, scope = c.explicit_base, sub
