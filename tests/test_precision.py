@@ -244,6 +244,54 @@ def test_a_parallel_implementation_that_replaces_every_reader_is_no_error(
     assert [m["field"] for m in half.evidence["missing"]] == ["_buffer"]  # type: ignore[union-attr]
 
 
+VISION = '''
+class VisionModel:
+    def __init__(self, path):
+        self.path = path
+        self.build_preprocessor()
+
+    def build_preprocessor(self):
+        self.transform = str.lower
+        self.processor = self._preprocess  # the helper is installed here, and only here
+
+    def _preprocess(self, image):
+        return self.transform(image)
+
+    def preprocess(self, images):
+        return [self.processor(image) for image in images]
+'''
+
+
+def test_a_helper_passed_on_only_by_the_replaced_hook_is_no_reader(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/vision.py": VISION,
+        "pkg/v3.py": '''
+            from pkg.vision import VisionModel
+
+
+            class V3Model(VisionModel):
+                def build_preprocessor(self):
+                    self.processor = str.upper  # its own processor: _preprocess never runs
+        ''',
+        "pkg/eager.py": '''
+            from pkg.vision import VisionModel
+
+
+            class EagerModel(VisionModel):
+                def __init__(self, path):
+                    super().__init__(path)
+                    self.fallback = self._preprocess  # passed on from a method that runs
+
+                def build_preprocessor(self):
+                    self.processor = str.upper
+        ''',
+    })
+    assert "HG003 pkg.v3.V3Model.build_preprocessor" not in found
+    eager = found["HG003 pkg.eager.EagerModel.build_preprocessor"]
+    assert eager.severity is Severity.ERROR
+    assert [m["field"] for m in eager.evidence["missing"]] == ["transform"]  # type: ignore[union-attr]
+
+
 def test_bookkeeping_counters_are_not_state_a_hook_must_set(tmp_path: Path) -> None:
     found = findings(tmp_path, {
         "pkg/printer.py": '''

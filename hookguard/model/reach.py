@@ -4,10 +4,11 @@ An error must hold on the paths hookguard cannot see, so a call site or a field 
 as reachable unless the checkout shows it is not: it is a private method (``_name``) that no
 entry point of the class reaches through ``self``/``cls``/``super()`` calls, and nothing names it
 another way. Entry points are public and dunder methods, names used outside the class
-(``obj.name``, ``getattr``, computed names) and methods the class passes around as values
-(``callback=self._on_done``), and what a well-known base outside the checkout defines (it calls
-``forward``). Any other base outside the checkout may call anything: a class with one gives no
-answer.
+(``obj.name``, ``getattr``, computed names), and what a well-known base outside the checkout
+defines (it calls ``forward``). Any other base outside the checkout may call anything: a class
+with one gives no answer. A method passed around as a value (``callback=self._on_done``) is
+reached with the method that passes it; where that cannot be placed (a lambda, a nested
+function), it is an entry point.
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ def live_methods(
     classes = [node for node in mro if isinstance(node, ClassInfo)]
     prefixes = tuple(p for c in classes for p in c.record.self_prefixes)
     names = {name for c in classes for name in c.record.methods}
+    # ``self.x`` read in a method's own body is reached with that method (below); only the
+    # uses hookguard cannot place (in a lambda, a nested function) make an entry point.
+    placed = {name for c in classes for m in c.record.methods.values() for name in m.self_reads}
     live: set[str] = set()
     pending: list[str] = []
     for klass in classes:
         called = {call.name for m in klass.record.methods.values() for call in m.calls}
-        passed = klass.record.self_refs - called  # ``self.x`` used as a value, not called
+        passed = klass.record.self_refs - called - placed  # ``self.x`` as a value, not called
         for name in klass.record.methods:
             if (
                 not name.startswith("_")
@@ -57,6 +61,7 @@ def live_methods(
         live.add(name)
         for method in _implementations(classes, name):
             pending.extend(c.name for c in method.calls if c.receiver in ("self", "cls", "super"))
+            pending.extend(method.self_reads)  # ``callback=self._on_done``: passed on from here
     return frozenset(live)
 
 
