@@ -14,6 +14,13 @@ per run. Writes are atomic (temp file + rename), so concurrent runs that share t
 see a whole file, and the last writer wins. A cache folder that is a symbolic link, leaves the
 checkout or is tracked by git (committed by someone: its records could lie) is never read nor
 written, with a note.
+
+Nothing in it depends on where the checkout is or who runs it: records are keyed by (git blob id,
+path relative to the root, module), history answers by commit ids and content, results by
+content keys and settings. A cache restored into a fresh clone at another path, under another
+user, is used as is (``actions/cache`` in CI); only the stat shortcut misses there (mtime, ctime
+and inode differ), and the files are hashed instead. ``HOOKGUARD_CACHE_STATS=1`` prints one line
+per run on stderr with what the cache answered (:meth:`RecordCache.stats_line`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import hashlib
 import os
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import typing
@@ -56,6 +64,7 @@ StatEntry = tuple[int, int, int, int, str]
 # A file changed this recently may change again within the same timestamp tick, unseen by its
 # stat: its stat is not kept (git's "racy clean" rule), so the next run hashes it again.
 _RACY_NS = 2_000_000_000
+STATS_ENV = "HOOKGUARD_CACHE_STATS"  # set (not "0"): one line of cache counters on stderr a run
 
 
 def _shard_of(key: RecordKey) -> int:
@@ -255,6 +264,12 @@ class RecordCache:
         self._unstable = False  # a file changed while this run read it
         self._doubted = False
         self._started_ns = time.time_ns()
+        # What the cache answered this run (HOOKGUARD_CACHE_STATS); counted where answers are
+        # served, so a hit is a record, stat, history answer or result really taken from here.
+        self.record_hits = self.record_misses = self.records_stored = 0
+        self.stat_hits = self.stat_misses = 0
+        self.history_hits = self.history_misses = 0
+        self.result_hit: bool | None = None  # None: no result was asked for
         problem = unsafe_cache_dir(directory)
         self.enabled = problem is None
         if problem is not None:
@@ -325,6 +340,9 @@ class RecordCache:
         record = self._all_records().get(key)
         if record is not None:
             self._used.add(key)
+            self.record_hits += 1
+        else:
+            self.record_misses += 1
         return record
 
     def get_history(self, key: str) -> object | None:
@@ -332,11 +350,16 @@ class RecordCache:
         value = self._history.get(key)
         if value is not None:
             self._history_used.add(key)
+            self.history_hits += 1
+        else:
+            self.history_misses += 1
         return value
 
     def get_result(self, key: str) -> object | None:
         """The whole result of a run whose inputs hash to ``key``, or None."""
-        return self._results.get(key)
+        value = self._results.get(key)
+        self.result_hit = value is not None
+        return value
 
     def get_state(self) -> object | None:
         """What the last full model looked like (see :mod:`hookguard.incremental`), or None."""
@@ -348,13 +371,16 @@ class RecordCache:
         if entry is not None and entry[:4] == (
             st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size
         ):
+            self.stat_hits += 1
             return entry[4]
+        self.stat_misses += 1
         return None
 
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: RecordKey, record: FileRecord) -> None:
         self._all_records()[key] = record
         self._used.add(key)
+        self.records_stored += 1
         self._dirty_shards.add(_shard_of(key))
 
     def put_stat(self, path: str, st: os.stat_result, content_key: str) -> None:
@@ -393,7 +419,24 @@ class RecordCache:
         self._state = value
         self._index_dirty = True
 
+    def stats_line(self) -> str:
+        """What the cache answered this run, in one line."""
+        result = {None: "not asked", True: "reused", False: "not reused"}[self.result_hit]
+        state = "" if self.enabled else " (cache not used)"
+        return (
+            f"hookguard: cache{state}: records {self.record_hits} hit, {self.record_misses} "
+            f"missed, {self.records_stored} stored; file stats {self.stat_hits} hit, "
+            f"{self.stat_misses} missed; history answers {self.history_hits} hit, "
+            f"{self.history_misses} missed; last result {result}"
+        )
+
     def save(self) -> None:
+        """Write what changed; with ``HOOKGUARD_CACHE_STATS`` set, print :meth:`stats_line`."""
+        self._save()
+        if os.environ.get(STATS_ENV, "0") not in ("", "0"):
+            print(self.stats_line(), file=sys.stderr, flush=True)
+
+    def _save(self) -> None:
         if not self.enabled:
             return
         if self._dirty_shards and self._records is not None:
