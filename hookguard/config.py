@@ -6,7 +6,7 @@ import hashlib
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,9 @@ class Config:
     # module -> the module it mirrors (a package generated from another at build time)
     module_aliases: tuple[tuple[str, str], ...] = ()
     max_file_size: int = 4 * 1024 * 1024
-    source: str = ""  # the pyproject.toml it came from, if any
+    # The pyproject.toml it came from, if any: where the checkout is, not a setting, so kept out
+    # of repr() and the digests built from it (a cache restored into a clone elsewhere holds).
+    source: str = field(default="", repr=False)
 
     def digest(self) -> str:
         """A hash of the settings that change what a file's record holds."""
