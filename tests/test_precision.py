@@ -1089,3 +1089,28 @@ def test_test_doubles_in_test_files_are_not_reported(tmp_path: Path) -> None:
     found = findings(tmp_path / "app", {"pkg/engine.py": engine, "pkg/doubles.py": double})
     assert "HG003 pkg.doubles.DummyEngine.step" in errors(found)
     assert "HG002 pkg.doubles.test_run.<locals>.Local.step" in errors(found)
+
+
+def test_a_test_class_pytest_never_collects_runs_nothing(tmp_path: Path) -> None:
+    suite = '''
+        class PipelineTesterMixin:
+            def get_dummy_inputs(self, device, seed=0):
+                return {"seed": seed}
+
+            def test_inference(self):
+                assert self.get_dummy_inputs(device="cpu")
+
+
+        class InpaintingPipelineFastTests(PipelineTesterMixin):  # not ``Test*``: never collected
+            def get_dummy_inputs(self, seed=0):
+                return {"seed": seed}
+
+
+        class TestImg2ImgPipeline(PipelineTesterMixin):  # collected: the call runs
+            def get_dummy_inputs(self, seed=0):
+                return {"seed": seed}
+    '''
+    found = findings(tmp_path, {"tests/__init__.py": "", "tests/test_pipelines.py": suite})
+    never = "HG002 tests.test_pipelines.InpaintingPipelineFastTests.get_dummy_inputs"
+    assert never not in errors(found)
+    assert "HG002 tests.test_pipelines.TestImg2ImgPipeline.get_dummy_inputs" in errors(found)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
-from hookguard.model.project import ClassInfo, Project
+from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.reach import live_methods
 from hookguard.model.records import MethodRecord
 
@@ -91,6 +91,23 @@ def is_test_file(path: str) -> bool:
         any(p in ("test", "tests", "testing") for p in parts[:-1])
         or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
     )
+
+
+def never_collected(project: Project, info: ClassInfo) -> bool:
+    """A test class pytest never collects, so its methods never run: it holds tests (its line
+    defines ``test_*`` methods) in a test file, its name does not start with ``Test``, no base
+    outside the checkout (``unittest.TestCase``, or one that may be) is in its line, and nothing
+    subclasses it. A project that renames what pytest collects (``python_classes``) is not
+    read: this only ever drops findings."""
+    if info.name.startswith("Test") or not is_test_file(info.file.path):
+        return False
+    mro = project.mro(info)
+    if any(isinstance(node, External) and not node.is_empty for node in mro):
+        return False
+    if not any(name.startswith("test_") for node in mro if isinstance(node, ClassInfo)
+               for name in node.record.methods):
+        return False
+    return next(iter(project.descendants(info)), None) is None
 
 
 @dataclass
