@@ -1114,3 +1114,66 @@ def test_a_test_class_pytest_never_collects_runs_nothing(tmp_path: Path) -> None
     never = "HG002 tests.test_pipelines.InpaintingPipelineFastTests.get_dummy_inputs"
     assert never not in errors(found)
     assert "HG002 tests.test_pipelines.TestImg2ImgPipeline.get_dummy_inputs" in errors(found)
+
+
+LAYER = '''
+class LoraLayer:
+    def update_layer(self, name, init):
+        if init == "ga":
+            self.ga_init(name)  # public, but only this step calls it
+        self.reset_parameters(name, init)
+
+    def ga_init(self, name):
+        self.reset_parameters(name, init=True)
+
+    def reset_parameters(self, name, init):
+        return name, init
+'''
+
+
+def test_a_public_step_only_replaced_code_calls_is_no_entry_point(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/lora.py": LAYER,
+        "pkg/ada.py": '''
+            from pkg.lora import LoraLayer
+
+
+            class AdaLayer(LoraLayer):
+                def update_layer(self, name, init):  # replaced: ga_init never runs here
+                    self.reset_parameters(name)
+
+                def reset_parameters(self, name):
+                    return name
+
+
+            class LoHaLayer(LoraLayer):  # keeps update_layer: ga_init's call is live
+                def reset_parameters(self, name):
+                    return name
+        ''',
+    })
+    assert "HG002 pkg.ada.AdaLayer.reset_parameters" not in found
+    assert "HG002 pkg.ada.LoHaLayer.reset_parameters" in errors(found)
+
+
+def test_public_methods_calling_each_other_stay_entry_points(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/visit.py": '''
+            class Visitor:
+                def visit(self, node):
+                    return self.generic_visit(node)
+
+                def generic_visit(self, node):
+                    for child in node:
+                        self.visit(child)
+                    return self.leave(node, depth=0)
+
+                def leave(self, node, depth):
+                    return node
+
+
+            class Printer(Visitor):
+                def leave(self, node):
+                    return node
+        ''',
+    })
+    assert "HG002 pkg.visit.Printer.leave" in errors(found)

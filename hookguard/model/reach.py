@@ -1,9 +1,10 @@
 """Which methods can run on an instance of a class: entry points, then ``self`` calls.
 
 An error must hold on the paths hookguard cannot see, so a call site or a field reader counts
-as reachable unless the checkout shows it is not: it is a private method (``_name``) that no
+as reachable unless the checkout shows it is not: it is a method that no
 entry point of the class reaches through ``self``/``cls``/``super()`` calls, and nothing names it
-another way. Entry points are public and dunder methods, names used outside the class
+another way. Entry points are dunder methods, public methods (except those only replaced
+code calls on ``self``: steps of that code), names used outside the class
 (``obj.name``, ``getattr``, computed names), and what a well-known base outside the checkout
 defines (it calls ``forward``). Any other base outside the checkout may call anything: a class
 with one gives no answer. A method passed around as a value (``callback=self._on_done``) is
@@ -39,6 +40,17 @@ def live_methods(
     # ``self.x`` read in a method's own body is reached with that method (below); only the
     # uses hookguard cannot place (in a lambda, a nested function) make an entry point.
     placed = {name for c in classes for m in c.record.methods.values() for name in m.self_reads}
+    # A public method that only replaced code calls on ``self`` (``LoraLayer.update_layer``
+    # calls ``self.lora_ga_init``, and the subclass replaces ``update_layer``) is a step of
+    # that code, not an entry point: it runs when code outside the class names it.
+    running = {id(m) for name in names for m in _implementations(classes, name)}
+    by_running: set[str] = set()
+    by_replaced: set[str] = set()
+    for klass in classes:
+        for method in klass.record.methods.values():
+            callers = by_running if id(method) in running else by_replaced
+            callers.update(c.name for c in method.calls if c.receiver in ("self", "cls"))
+    steps = by_replaced - by_running
     live: set[str] = set()
     pending: list[str] = []
     for klass in classes:
@@ -46,7 +58,7 @@ def live_methods(
         passed = klass.record.self_refs - called - placed  # ``self.x`` as a value, not called
         for name in klass.record.methods:
             if (
-                not name.startswith("_")
+                (not name.startswith("_") and name not in steps)
                 or (name.startswith("__") and name.endswith("__"))
                 or name in passed
                 or name in inherited_entry  # ``forward``: torch.nn.Module calls it
