@@ -33,6 +33,13 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="only run these rules (code or name; repeatable)")
     parser.add_argument("--jobs", "-j", type=int, default=None,
                         help="parser processes for cold runs (default: all cores)")
+    add_progress(parser)
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="show progress on stderr (default: on a terminal, for a run over "
+                             "a second, never in CI or with --format json/sarif/github)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--format", choices=("auto", "rich", "plain", "json"), default="auto",
                        help="output format (auto: rich on a terminal, plain otherwise)")
     hooks.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_progress(hooks)
 
     contracts = commands.add_parser("contracts", help="work with contract files")
     contracts_sub = contracts.add_subparsers(dest="contracts_command", metavar="ACTION")
@@ -106,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="contract file or directory (repeatable)")
     fix.add_argument("--select", action="append", default=[], metavar="RULE",
                      help="only fix findings of these rules (code or name; repeatable)")
+    add_progress(fix)
 
     report = commands.add_parser(
         "report", help="write the audit as one self-contained HTML page (for CI artifacts)")
@@ -125,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only run these rules (code or name; repeatable)")
     report.add_argument("--jobs", "-j", type=int, default=None,
                         help="parser processes for cold runs (default: all cores)")
+    add_progress(report)
 
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")

@@ -7,11 +7,12 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hookguard import progress
 from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.repo import Repo
@@ -24,7 +25,7 @@ from hookguard.incremental import (
 )
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
-from hookguard.model.project import Project
+from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
@@ -123,8 +124,9 @@ def run_rules(
     only: Collection[str] | None = None,
 ) -> list[Finding]:
     """Run the enabled rules; ``only`` limits the per-class rules to those classes."""
-    ctx = RuleContext(project, config, contracts, history, list(changes),
-                      frozenset(only) if only is not None else None)
+    context = _CountedContext if progress.active() else RuleContext
+    ctx = context(project, config, contracts, history, list(changes),
+                  frozenset(only) if only is not None else None)
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:
@@ -134,11 +136,27 @@ def run_rules(
         level = config.severity_for(rule_class.name, rule_class.code, "")
         if level == "off":
             continue
+        if isinstance(ctx, _CountedContext):
+            ctx.rule = rule_class.name
         for finding in rule_class().check(ctx):
             if level in ("error", "warning"):
                 finding.severity = Severity(level)
             findings.append(finding)
     return sorted(findings, key=Finding.sort_key)
+
+
+class _CountedContext(RuleContext):
+    """A rule context that counts the classes a rule has checked, for the progress display
+    (used only while it is shown)."""
+
+    rule = ""  # the rule checking them
+
+    def classes(self) -> Iterator[ClassInfo]:
+        infos = list(super().classes())
+        progress.start("classes", total=len(infos), detail=self.rule)
+        for info in infos:
+            yield info
+            progress.advance("classes")
 
 
 def input_errors(project: Project) -> list[InputError]:

@@ -10,6 +10,7 @@ from hookguard.commands.common import (
     emit,
     exit_code,
     options_from,
+    progress_shown,
     summarise,
 )
 
@@ -17,7 +18,9 @@ from hookguard.commands.common import (
 def run_audit(args: argparse.Namespace) -> int:
     from hookguard.engine import audit
 
-    result = audit(args.paths or [Path.cwd()], options_from(args))
+    options = options_from(args)
+    with progress_shown(args):
+        result = audit(args.paths or [Path.cwd()], options)
     summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
                         classes_of(result))
     emit(args, result.findings, result.errors, result.notes, summary, result.root)

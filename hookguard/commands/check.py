@@ -10,6 +10,7 @@ from hookguard.commands.common import (
     emit,
     exit_code,
     options_from,
+    progress_shown,
     summarise,
 )
 from hookguard.gate import GateError, run_gate
@@ -19,8 +20,10 @@ from hookguard.report.escape import printable
 def run_check(args: argparse.Namespace) -> int:
     import sys
 
+    options = options_from(args)
     try:
-        result = run_gate(args.repo, args.base, args.head, args.staged, options_from(args))
+        with progress_shown(args):
+            result = run_gate(args.repo, args.base, args.head, args.staged, options)
     except GateError as exc:
         print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

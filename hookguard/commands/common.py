@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -33,6 +34,16 @@ def options_from(args: argparse.Namespace) -> Options:
         workers=getattr(args, "jobs", None),
         select=canonical_rules(args.select),  # an unknown rule: exit 2, "did you mean"
     )
+
+
+def progress_shown(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """Progress on stderr while the block runs, where :func:`hookguard.progress.wanted` says
+    (``--progress`` draws it even off a terminal; ``--no-progress`` never)."""
+    from hookguard import progress
+
+    choice = getattr(args, "progress", None)
+    return progress.shown(progress.wanted(getattr(args, "format", "auto"), choice),
+                          force=choice is True)
 
 
 # Input problems that leave a class's analysis incomplete but the file analysed; every other

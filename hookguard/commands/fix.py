@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS, options_from
+from hookguard.commands.common import EXIT_CLEAN, EXIT_FINDINGS, options_from, progress_shown
 from hookguard.errors import UsageError
 from hookguard.report.escape import printable, safe_path
 
@@ -47,7 +47,8 @@ def run_fix(args: argparse.Namespace) -> int:
 
         for note in recover(Workspace.open(paths[0]).root):
             print(f"hookguard: note: {note}", file=sys.stderr)
-    result = audit(paths, options)
+    with progress_shown(args):
+        result = audit(paths, options)
     findings = result.findings
     for note in result.notes:
         print(f"hookguard: note: {printable(note)}", file=sys.stderr)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from hookguard.commands.common import EXIT_CLEAN
+from hookguard.commands.common import EXIT_CLEAN, progress_shown
 from hookguard.engine import Options, audit
 from hookguard.errors import UsageError
 from hookguard.hookmap import build_hook_map
@@ -16,7 +16,8 @@ from hookguard.model.project import ClassInfo, Project
 
 
 def run_hooks(args: argparse.Namespace) -> int:
-    result = audit([args.path], Options(use_cache=not args.no_cache, reuse_results=False))
+    with progress_shown(args):
+        result = audit([args.path], Options(use_cache=not args.no_cache, reuse_results=False))
     project = result.project
     assert project is not None
     base = find_class(project, args.cls, str(result.root))

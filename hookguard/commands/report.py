@@ -11,6 +11,7 @@ from hookguard.commands.common import (
     classes_of,
     exit_code,
     options_from,
+    progress_shown,
     summarise,
 )
 from hookguard.errors import UsageError
@@ -31,7 +32,8 @@ def run_report(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write the report to {printable(str(target))}: "
                          "no such directory")
     options = replace(options_from(args), reuse_results=False)  # the hook maps need the model
-    result = audit(args.paths or [Path.cwd()], options)
+    with progress_shown(args):
+        result = audit(args.paths or [Path.cwd()], options)
     summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
                         classes_of(result))
     hook_maps: list[HookMap] = []

@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from hookguard import progress
 from hookguard.model.cache import RecordCache
 from hookguard.model.extract import extract
 from hookguard.model.records import FileRecord
@@ -73,15 +74,23 @@ def _run_job(job: _Job) -> FileRecord:
 
 
 def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
+    if not jobs:
+        return []
+    progress.start("files", total=len(jobs))
     cpus = workers if workers is not None else (os.cpu_count() or 1)
     if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
-        return [_run_job(job) for job in jobs]
+        return [_counted(_run_job(job)) for job in jobs]
     import multiprocessing
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as pool:
-        return list(pool.map(_run_job, jobs, chunksize=_CHUNK))
+        return [_counted(record) for record in pool.map(_run_job, jobs, chunksize=_CHUNK)]
+
+
+def _counted(record: FileRecord) -> FileRecord:
+    progress.advance("files")
+    return record
 
 
 def content_keys(
