@@ -12,8 +12,11 @@ per-call dictionaries; dtypes, devices, literal shapes and the fields a class ne
 So the generated code may be stricter than the exact checker, never looser; the tests compare
 both on passing and failing objects. Value checks (``values=True``) are fused: host tensors are
 read directly (small ones as Python lists), and every CUDA check leaves one boolean on its device;
-those are stacked and copied to the host once: one synchronisation per hook call (the helpers are
-in :mod:`hookguard.runtime.fused`). Expressions run through the bounded evaluator
+those are ORed on the device and copied to the host once: one synchronisation per hook call
+(the helpers are in :mod:`hookguard.runtime.fused`). Expressions (``equals``, invariants) made
+only of operations the evaluator's guards never refuse are written inline, over the check's
+locals, under the run-time conditions that make them exact (:mod:`hookguard.runtime.inline`);
+the others, and those whose conditions do not hold, run through the bounded evaluator
 (:mod:`hookguard.runtime.expr`) with a plain dict of names where the object is not needed.
 
 The source is built from names the loader validated (identifiers) and from shape expressions
@@ -39,6 +42,7 @@ from hookguard.runtime.describe import cuda_available
 from hookguard.runtime.distributed import local_rank_device
 from hookguard.runtime.expr import Expression, Namespace
 from hookguard.runtime.fields import PY_TYPES, DimSpec, FieldCheck, as_int, shape_of
+from hookguard.runtime.inline import inline, memo_put
 
 if TYPE_CHECKING:
     from hookguard.runtime.checks import CompiledContract
@@ -126,6 +130,10 @@ class _Writer:
             "_equals_bad": fused.equals_bad,
             "_addresses_bad": fused.addresses_bad,
             "_invariant_bad": fused.invariant_bad,
+            "_compare_bad": fused.compare_bad,
+            "_result_bad": fused.result_bad,
+            "_memo_put": memo_put,
+            "_arange": torch.arange,
             "_flags_bad": fused.flags_bad,
             "_Namespace": Namespace,
             "_nope": object(),
@@ -138,6 +146,8 @@ class _Writer:
         self.names: dict[str, str] = {}  # dimension name or expression text -> local
         self.field_locals: dict[str, str] = {}
         self.values = False  # writing the function with value checks
+        self.tensors: dict[str, str] = {}  # tensor fields set on the path being written
+        self.inlined = 0  # expressions written inline, for unique locals
 
     def const(self, prefix: str, value: Any) -> str:
         for key, known in self.consts.items():
@@ -363,11 +373,35 @@ class _Writer:
             lines.append(f"{indent}    return False")
         if spec.equals is not None:
             expr = self.const("_x", spec.equals)
-            lines.append(f"{indent}if _equals_bad({v}, {expr}, ns, fl):")
-            lines.append(f"{indent}    return False")
+            self.expression(
+                lines, spec.equals, indent, f"_compare_bad({v}, {{}}, fl)",
+                f"_equals_bad({v}, {expr}, ns, fl)",
+            )  # fmt: skip
         if s.addresses is not None:
             lines.append(f"{indent}if _addresses_bad({v}, {s.address_column!r}):")
             lines.append(f"{indent}    return False")
+
+    def expression(
+        self, lines: list[str], expr: Expression, indent: str, judge: str, fallback: str
+    ) -> None:
+        """``if <judge of expr> or <fallback>: return False``: written inline when it can be
+        (:mod:`hookguard.runtime.inline`), under the conditions that make it exact; else, or
+        when they do not hold, ``fallback`` runs the bounded evaluator."""
+        inlined = inline(expr, self.tensors, self.const, str(self.inlined))
+        if inlined is None:
+            lines.append(f"{indent}if {fallback}:")
+            lines.append(f"{indent}    return False")
+            return
+        self.inlined += 1
+        if inlined.kind != "tensor" and judge.startswith("_result_bad("):
+            judge = "not {}"  # a Python value: false fails, as for the evaluator
+        lines.extend(f"{indent}{line}" for line in inlined.reads)
+        lines.append(f"{indent}if {' and '.join(inlined.guards) or 'True'}:")
+        lines.extend(f"{indent}    {line}" for line in inlined.lines)
+        lines.append(f"{indent}    if {judge.format(inlined.source)}:")
+        lines.append(f"{indent}        return False")
+        lines.append(f"{indent}elif {fallback}:")
+        lines.append(f"{indent}    return False")
 
     def object_names(
         self,
@@ -397,8 +431,9 @@ class _Writer:
     def invariants(self, lines: list[str], exprs: Sequence[Expression], indent: str) -> None:
         for expr in exprs:
             key = self.const("_x", expr)
-            lines.append(f"{indent}if _invariant_bad({key}, ns, fl):")
-            lines.append(f"{indent}    return False")
+            self.expression(
+                lines, expr, indent, "_result_bad({}, fl)", f"_invariant_bad({key}, ns, fl)"
+            )
 
     # -- the function ---------------------------------------------------------------------
 
@@ -480,14 +515,22 @@ class _Writer:
             body.append("            ns = _Namespace(names, obj)")
             body.append("        else:")
             body.append(f"            names[{name!r}] = x")
+        # tensor fields an inlined expression may read: those set on the path being written
+        main_tensors = {f.name: self.field_locals[f.name] for f in main if f.kind == "tensor"}
+        self.tensors = main_tensors
         for spec in main:
             self.field_values(body, spec, "    ")
         for index, (_, fields, invariants) in enumerate(clauses):
             if any(f.spec.has_value_checks for f in fields) or invariants:
+                self.tensors = dict(main_tensors)
+                self.tensors.update(
+                    (f.name, self.field_locals[f.name]) for f in fields if f.kind == "tensor"
+                )
                 body.append(f"    if w_{index}:")
                 for spec in fields:
                     self.field_values(body, spec, "        ")
                 self.invariants(body, invariants, "        ")
+        self.tensors = main_tensors
         self.invariants(body, self.compiled.invariants, "    ")
         body.append("    if fl and _flags_bad(fl):")
         body.append("        return False")

@@ -2,10 +2,10 @@
 
 Short 1-d host tensors (up to :data:`SMALL` elements) are read as Python lists, without a torch
 operation; other host tensors are checked with one torch reduction on the host (a count, a
-minimum, ``aminmax``; ``torch.equal`` for ``equals``). A check of a CUDA tensor
-leaves one boolean on its device ("bad") in ``flags``; :func:`flags_bad` stacks them and copies
-them to the host once: the one synchronisation of the call. Each function returns ``True`` when
-the value is known to be bad (or the case is one the exact checker must judge).
+minimum, ``aminmax``; ``torch.equal`` for ``equals``). A check of a CUDA tensor leaves one
+boolean on its device ("bad") in ``flags``; :func:`flags_bad` ORs them there and copies the
+result to the host once: the one synchronisation of the call. Each function returns ``True``
+when the value is known to be bad (or the case is one the exact checker must judge).
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from hookguard.runtime.expr import Expression, Namespace
 __all__ = [
     "SMALL",
     "addresses_bad",
+    "compare_bad",
     "equals_bad",
     "flags_bad",
     "invariant_bad",
     "range_bad",
+    "result_bad",
     "values_bad",
 ]
 
 #: Host tensors up to this many elements are checked as Python lists (cheaper than torch ops).
 SMALL = 256
-
-
 
 
 def _host_items(value: torch.Tensor) -> list[Any]:
@@ -135,6 +135,11 @@ def equals_bad(
         return False  # the exact checker skips it too
     except Exception:
         return True  # the exact checker reports it
+    return compare_bad(value, expected, flags)
+
+
+def compare_bad(value: object, expected: object, flags: list[torch.Tensor]) -> bool:
+    """``equals``, once its expression has been evaluated (by the evaluator or inlined)."""
     if isinstance(value, torch.Tensor):
         if value.is_meta:
             return False
@@ -185,12 +190,20 @@ def invariant_bad(expr: Expression, namespace: Namespace, flags: list[torch.Tens
         return False
     except Exception:
         return True
+    return result_bad(result, flags)
+
+
+def result_bad(result: object, flags: list[torch.Tensor]) -> bool:
+    """An invariant, once evaluated: false, or a tensor not all true."""
     if isinstance(result, torch.Tensor):
         if result.is_cpu:
             return not bool((result if result.dim() == 0 else result.all()).item())
         if result.is_meta:
             return True
-        flags.append(result.bool().all().logical_not())
+        if result.dim() == 0 and result.dtype is torch.bool:
+            flags.append(result.logical_not())  # already reduced (``(...).all()``): one kernel
+        else:
+            flags.append(result.bool().all().logical_not())
         return False
     return not result
 

@@ -232,3 +232,46 @@ def test_cuda_value_flags_any_number_one_transfer(count: int) -> None:
     assert not fast.full(obj, ())
     [violation] = compiled.check(obj, {}, values=True)
     assert (violation.field, violation.actual) == (names[-1], "1 of 5 elements fail")
+
+
+class Positions:
+    def hook(self) -> None:
+        pass
+
+
+Positions.__module__, Positions.__qualname__ = "cuda_props", "Positions"
+
+
+def test_inlined_expressions_on_cuda_one_transfer() -> None:
+    """Invariants and an arange ``equals`` written inline (the arange kept after the first call):
+    still one transfer per call, and the exact checker's verdicts."""
+    from hookguard.contracts import parse_contracts
+    from hookguard.runtime.codegen import generate
+
+    (contract,) = parse_contracts(
+        '[[hook]]\nclass = "cuda_props.Positions"\nmethod = "hook"\n'
+        'invariants = ["(t == 0).all()", "t.max() < 5", "(t >= 0) & (t < 9)"]\n'
+        '[hook.fields.t]\ndtype = "int64"\ndevice = "cuda"\n'
+        '[hook.fields.pos]\ndtype = "int32"\ndevice = "cuda"\n'
+        'equals = "torch.arange(n, dtype=torch.int32, device=pos.device)"\n'
+    )
+    compiled = CompiledContract(contract)
+    fast = generate(compiled, Positions, Positions, (), {})
+    assert fast is not None
+    assert fast.source.count("elif _invariant_bad(") == 3 and "elif _equals_bad(" in fast.source
+    obj: Any = Positions()
+    obj.n, obj.t = 6, torch.zeros(6, dtype=torch.int64, device="cuda")
+    obj.pos = torch.arange(6, dtype=torch.int32, device="cuda")
+    for _ in range(2):  # the first call makes the arange, the second finds it kept
+        assert count_syncs(lambda: fast.full(obj, ())) == 1
+        assert fast.full(obj, ()) and compiled.check(obj, {}, values=True) == []
+    obj.t[2] = 7
+    assert not fast.full(obj, ())
+    failing = [v.expected for v in compiled.check(obj, {}, values=True)]
+    assert failing == ["(t == 0).all()", "t.max() < 5"]
+    obj.t[2] = 0
+    obj.pos = obj.pos.flip(0)
+    assert not fast.full(obj, ())
+    assert [v.field for v in compiled.check(obj, {}, values=True)] == ["pos"]
+    obj.pos, obj.n = torch.arange(7, dtype=torch.int32, device="cuda"), 7  # another size
+    assert fast.full(obj, ())
