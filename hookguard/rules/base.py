@@ -93,6 +93,15 @@ def is_test_file(path: str) -> bool:
     )
 
 
+def is_test_double(project: Project, info: ClassInfo) -> bool:
+    """A class in a test file that holds no tests (no ``test*`` method in its line): a fake, a
+    mock or a model a test builds. What runs on it is what a test calls, and a call it cannot
+    accept fails that test by itself."""
+    return is_test_file(info.file.path) and not any(
+        name.startswith("test") for node in project.mro(info) if isinstance(node, ClassInfo)
+        for name in node.record.methods)
+
+
 def never_collected(project: Project, info: ClassInfo) -> bool:
     """A test class pytest never collects, so its methods never run: it holds tests (its line
     defines ``test_*`` methods) in a test file, its name does not start with ``Test``, no base

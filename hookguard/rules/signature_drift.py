@@ -12,7 +12,13 @@ from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
-from hookguard.rules.base import Rule, RuleContext, is_dunder, is_test_file, never_collected
+from hookguard.rules.base import (
+    Rule,
+    RuleContext,
+    is_dunder,
+    is_test_double,
+    never_collected,
+)
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__", "__init_subclass__", "__post_init__"})
 # Decorators that leave the function's signature as it is (or that the model already reads):
@@ -111,12 +117,9 @@ class SignatureDrift(Rule):
                 if found is None and is_hook and ctx.config.structural:
                     found = self._structural(project, info, method)
                 if found is not None and found.severity is Severity.ERROR and (
-                    (info.record.local_scope and is_test_file(info.file.path))
-                    or never_collected(project, info)
+                    is_test_double(project, info) or never_collected(project, info)
                 ):
-                    # a test double defined inside a test (the test picks what runs), or a test
-                    # class pytest never collects
-                    continue
+                    continue  # the tests pick what runs on it, or pytest never runs it
                 if found is not None:
                     yield found
 
