@@ -71,9 +71,10 @@ def _shard_of(key: RecordKey) -> int:
     return zlib.crc32(key[1].encode("utf-8", "surrogateescape")) % _SHARDS
 
 
-def _schema_digest() -> str:
+def build_digest() -> str:
     """Changes whenever hookguard's own code changes (records, extractor, history, rules):
-    cached records, history answers and results of another build are never trusted."""
+    cached records, history answers and results of another build are never trusted. CI keys
+    its saved caches by it (``action.yml``), so a cache of another build is never restored."""
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha1()
     for source in sorted(package.rglob("*.py")):
@@ -251,7 +252,7 @@ class RecordCache:
         self.index_file = directory / f"index-{config_digest}.msgpack"
         self.digest = config_digest
         self._dirty_shards: set[int] = set()
-        self.stamp = f"{__version__}:{_schema_digest()}:{config_digest}"
+        self.stamp = f"{__version__}:{build_digest()}:{config_digest}"
         self.warnings: list[str] = []
         self._records: dict[RecordKey, FileRecord] | None = None  # loaded on first use
         self._stats: dict[str, StatEntry] = {}
