@@ -136,12 +136,11 @@ def run_rules(
         level = config.severity_for(rule_class.name, rule_class.code, "")
         if level == "off":
             continue
-        if isinstance(ctx, _CountedContext):
-            ctx.rule = rule_class.name
-        for finding in rule_class().check(ctx):
-            if level in ("error", "warning"):
-                finding.severity = Severity(level)
-            findings.append(finding)
+        with progress.phase(rule_class.name):
+            for finding in rule_class().check(ctx):
+                if level in ("error", "warning"):
+                    finding.severity = Severity(level)
+                findings.append(finding)
     return sorted(findings, key=Finding.sort_key)
 
 
@@ -149,11 +148,9 @@ class _CountedContext(RuleContext):
     """A rule context that counts the classes a rule has checked, for the progress display
     (used only while it is shown)."""
 
-    rule = ""  # the rule checking them
-
     def classes(self) -> Iterator[ClassInfo]:
         infos = list(super().classes())
-        progress.start("classes", total=len(infos), detail=self.rule)
+        progress.start("classes", total=len(infos))
         for info in infos:
             yield info
             progress.advance("classes")
@@ -178,7 +175,8 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     cache = workspace.cache(options)
     snapshot = WorktreeSnapshot(workspace.root, workspace.repo, config)
     paths = snapshot.paths()
-    keys = content_keys(workspace.root, paths, cache)
+    with progress.phase("reading files"):
+        keys = content_keys(workspace.root, paths, cache)
     contracts = workspace.load_contracts(options.contracts)
     use_history = options.history and config.history
     inputs = _inputs_digest(workspace, contracts, use_history, options)
@@ -198,7 +196,8 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     records, stats = load_worktree(
         workspace.root, paths, cache, config.max_file_size, options.workers, keys
     )
-    project = Project.build(records, dict(config.module_aliases))
+    with progress.phase("building the model"):
+        project = Project.build(records, dict(config.module_aliases))
     history = None
     if use_history:
         history, note = open_history(workspace.repo, cache)

@@ -47,12 +47,14 @@ class _Reporter:
         self.force = force  # show it even where rich sees no interactive terminal
         self.counts = dict.fromkeys(COUNTERS, 0)
         self.totals: dict[str, int | None] = dict.fromkeys(COUNTERS)
-        self.details: dict[str, str] = {}  # the counters started so far: what follows the label
+        self.started: set[str] = set()  # the counters shown
+        self.generations: dict[str, int] = {}  # how often each counter was started
         self.phase: str | None = None
         self.lock = threading.Lock()  # held while rich writes to the terminal
         self.live: Live | None = None
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
+        self._drawn: dict[str, tuple[str | None, int | None]] = {}
         self._done = threading.Event()
         if delay <= 0:
             self._show()  # from the start
@@ -93,24 +95,22 @@ class _Reporter:
         """The display as the counters stand now (rich calls it one call at a time)."""
         bar = self._bar
         assert bar is not None
-        rows: list[tuple[str, str | None, int | None, int | None]] = [
-            ("phase", self.phase, None, None)]
-        for name, label in COUNTERS.items():
-            detail = self.details.get(name)
-            if detail is not None:
-                label = f"{label} · {detail}" if detail else label
-                rows.append((name, label, self.counts[name], self.totals[name]))
-        for name, text, count, total in rows:
-            task = self._tasks.get(name)
-            if text is None:
-                if task is not None:
-                    bar.update(task, visible=False)
-                continue
-            if task is None:
-                task = self._tasks[name] = bar.add_task(text, total=None, count="")
+        if not self._tasks:  # rows in a fixed order, hidden until used
+            self._tasks = {name: bar.add_task("", total=None, count="", visible=False)
+                           for name in ("phase", *COUNTERS)}
+        rows: list[tuple[str, str | None, int | None, int | None, bool]] = [
+            ("phase", self.phase, None, None, self.phase is not None)]
+        rows += [(name, label, self.counts[name], self.totals[name], name in self.started)
+                 for name, label in COUNTERS.items()]
+        for name, text, count, total, visible in rows:
+            task = self._tasks[name]
+            key = (text, self.generations.get(name))
+            if self._drawn.get(name) != key:  # a new phase, or a counter restarted
+                self._drawn[name] = key
+                bar.reset(task)
             shown = "" if count is None else f"{count}/{total}" if total is not None else f"{count}"
-            bar.update(task, description=text, total=total, completed=count or 0, count=shown,
-                       visible=True)
+            bar.update(task, description=text or "", total=total, completed=count or 0,
+                       count=shown, visible=visible)
         return bar.get_renderable()
 
     def close(self) -> None:
@@ -126,9 +126,8 @@ class _Reporter:
 _active: _Reporter | None = None
 
 
-def start(counter: str, total: int | None = None, detail: str | None = None) -> None:
-    """(Re)start ``counter`` at 0 of ``total`` (None: not known); ``detail`` follows its label
-    (None keeps the last one)."""
+def start(counter: str, total: int | None = None) -> None:
+    """(Re)start ``counter`` at 0 of ``total`` (None: not known)."""
     reporter = _active
     if reporter is None:
         return
@@ -136,8 +135,8 @@ def start(counter: str, total: int | None = None, detail: str | None = None) -> 
         raise KeyError(counter)
     reporter.counts[counter] = 0
     reporter.totals[counter] = total
-    if detail is not None or counter not in reporter.details:
-        reporter.details[counter] = detail or ""
+    reporter.started.add(counter)
+    reporter.generations[counter] = reporter.generations.get(counter, 0) + 1
 
 
 def advance(counter: str, n: int = 1) -> None:

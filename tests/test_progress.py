@@ -118,7 +118,7 @@ def test_progress_shows_on_a_terminal_then_is_cleared(incident: Path) -> None:
     shown = err.decode()
     parsed = re.findall(r"files parsed\s.*?(\d+)/(\d+)", shown)
     assert parsed and parsed[-1][0] == parsed[-1][1] != "0"  # the last frame: all parsed
-    assert re.search(r"classes checked · contract-bypass\s.*?(\d+)/\1", shown)
+    assert re.search(r"classes checked\s.*?(\d+)/\1", shown)
     assert b"files parsed" not in ref_err and b"\x1b[" not in ref_err
     # Cleared: the terminal ends up showing exactly what it shows without progress.
     assert screen(untimed(err)) == screen(untimed(ref_err))
@@ -175,10 +175,10 @@ def test_parser_processes_report_every_file(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "many")
     files = {f"pkg/m{i:03}.py": f"class C{i}:\n    def hook(self, x): ...\n" for i in range(130)}
     repo.commit("many files", {"pkg/__init__.py": "", **files})
-    code, out, err = run(repo.root, "audit", "--no-cache", "--jobs", "2")
-    assert code == 0 and b"All checks passed" in err
+    code, _, err = run(repo.root, "audit", "--no-cache", "--jobs", "2")
+    assert code == 0
     assert re.findall(rb"files parsed\s.*?(\d+/\d+)", err)[-1] == b"131/131"
-    assert screen(untimed(err)) == [line for line in screen(untimed(err)) if "hookguard" in line]
+    assert screen(untimed(err)) == ["hookguard: All checks passed! 131 files, 130 classes (TIME)"]
 
 
 @pytest.mark.parametrize("rule", ["stale-override", "signature-drift", "contract-bypass"])
@@ -194,8 +194,7 @@ def test_counts_are_the_run_s(incident: Path, rule: str) -> None:
     classes = len(result.project.classes)
     assert parsed > 0 and classes > 0
     assert re.findall(r"files parsed\s.*?(\d+/\d+)", shown)[-1] == f"{parsed}/{parsed}"
-    assert re.findall(r"classes checked · ([a-z-]+)\s.*?(\d+/\d+)", shown)[-1] == (
-        rule, f"{classes}/{classes}")
+    assert re.findall(r"classes checked\s.*?(\d+/\d+)", shown)[-1] == f"{classes}/{classes}"
 
 
 def test_nothing_drawn_before_the_delay() -> None:
