@@ -260,3 +260,24 @@ def test_a_damaged_restored_cache_is_ignored_with_one_note(
                       "--format", "json")
     assert not [n for n in report(again)["notes"] if "cache" in n]  # type: ignore[attr-defined]
     assert stats(again)["records_missed"] == 0
+
+
+def test_check_never_reads_the_index_an_audit_left(upstream: GitRepo, tmp_path: Path) -> None:
+    """A push audits the whole checkout and leaves an index (stats, history answers, the last
+    result); a pull request's ``check`` restores it but has no question for it: it is not even
+    read (a damaged one gets no note there), while an audit still reads and doubts it."""
+    main_run = clone(upstream, tmp_path / "one" / "shop", branch="main")
+    assert hookguard(main_run, tmp_path / "h1", "audit").returncode == 1
+    (index,) = (main_run / CACHE_DIR_NAME).glob("index-*.msgpack")
+    fresh = clone(upstream, tmp_path / "two" / "shop")
+    restore(main_run, fresh)
+    _flip(fresh / CACHE_DIR_NAME / index.name)
+    checked = hookguard(fresh, tmp_path / "h2", "check", "--base", "origin/main",
+                        "--format", "json")
+    assert not [n for n in report(checked)["notes"] if "cache" in n]  # type: ignore[attr-defined]
+    assert stats(checked)["records_hit"] > 0
+    (finding,) = report(checked)["findings"]  # type: ignore[misc]
+    assert finding["symbol"] == "plugins.sparse.SparseManager.build_tables"
+    audited = hookguard(fresh, tmp_path / "h2", "audit", "--format", "json")
+    notes = [n for n in report(audited)["notes"] if "cache" in n]  # type: ignore[attr-defined]
+    assert len(notes) == 1 and index.name in notes[0] and "checksum" in notes[0], notes

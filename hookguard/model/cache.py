@@ -261,6 +261,7 @@ class RecordCache:
         self._history_used: set[str] = set()
         self._results: dict[str, object] = {}
         self._state: object | None = None
+        self._index_loaded = False  # read on first use: ``check`` never needs it
         self._index_dirty = False
         self._unstable = False  # a file changed while this run read it
         self._doubted = False
@@ -276,7 +277,14 @@ class RecordCache:
         if problem is not None:
             self.warnings.append(f"{directory}: {problem}; the cache is not used (remove it)")
             self._records = {}
+            self._index_loaded = True
             return
+
+    def _load_index(self) -> None:
+        """Read the index (stats, history answers, the last result and state) once, when a
+        run first asks for any of them: a run that asks for none (``check``, whose history
+        questions are about its own range) never reads it, however large a restored one is."""
+        self._index_loaded = True
         index = self._read(self.index_file, _INDEX_DECODER)
         if isinstance(index, _Index):
             self._stats = index.stats
@@ -348,6 +356,8 @@ class RecordCache:
 
     def get_history(self, key: str) -> object | None:
         """A history answer stored under ``key`` (see :class:`HistoryIndex`), or None."""
+        if not self._index_loaded:
+            self._load_index()
         value = self._history.get(key)
         if value is not None:
             self._history_used.add(key)
@@ -358,16 +368,22 @@ class RecordCache:
 
     def get_result(self, key: str) -> object | None:
         """The whole result of a run whose inputs hash to ``key``, or None."""
+        if not self._index_loaded:
+            self._load_index()
         value = self._results.get(key)
         self.result_hit = value is not None
         return value
 
     def get_state(self) -> object | None:
         """What the last full model looked like (see :mod:`hookguard.incremental`), or None."""
+        if not self._index_loaded:
+            self._load_index()
         return self._state
 
     def stat_key(self, path: str, st: os.stat_result) -> str | None:
         """The content key of ``path`` if its stat is exactly the one recorded with it."""
+        if not self._index_loaded:
+            self._load_index()
         entry = self._stats.get(path)
         if entry is not None and entry[:4] == (
             st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size
@@ -387,6 +403,8 @@ class RecordCache:
     def put_stat(self, path: str, st: os.stat_result, content_key: str) -> None:
         """Remember that ``path`` with stat ``st`` holds ``content_key`` (read and hashed after
         the stat was taken)."""
+        if not self._index_loaded:
+            self._load_index()
         if max(st.st_mtime_ns, st.st_ctime_ns) >= self._started_ns - _RACY_NS:
             if self._stats.pop(path, None) is not None:
                 self._index_dirty = True
@@ -399,11 +417,15 @@ class RecordCache:
     def changed_during_run(self, path: str) -> None:
         """``path`` changed while this run read it: its stat is forgotten, and this run's
         results and state (built from a mix of contents) are not kept."""
+        if not self._index_loaded:
+            self._load_index()
         self._unstable = True
         if self._stats.pop(path, None) is not None:
             self._index_dirty = True
 
     def put_history(self, key: str, value: object) -> None:
+        if not self._index_loaded:
+            self._load_index()
         self._history[key] = value
         self._history_used.add(key)
         self._index_dirty = True
@@ -411,12 +433,16 @@ class RecordCache:
     def put_result(self, key: str, value: object) -> None:
         if self._unstable:
             return
+        if not self._index_loaded:
+            self._load_index()
         self._results = {key: value}  # only the latest: it answers "nothing changed"
         self._index_dirty = True
 
     def put_state(self, value: object) -> None:
         if self._unstable:
             return
+        if not self._index_loaded:
+            self._load_index()
         self._state = value
         self._index_dirty = True
 
