@@ -11,7 +11,9 @@ the generated check, with the run-time conditions under which it computes exactl
 evaluator would:
 
 * each tensor field it reads is exactly a ``torch.Tensor`` (``x.__class__ is torch.Tensor``;
-  the evaluator's fast path admits subclasses only through its generic checks);
+  the evaluator's fast path admits subclasses only through its generic checks) with no instance
+  attribute that could shadow a method (``not x.__dict__``), and the methods called are
+  ``torch.Tensor``'s own C methods (checked when the check is generated);
 * each other name holds an ``int`` in the names the evaluator would see;
 * an ``arange`` size is at most :data:`~hookguard.runtime.expr.MAX_TENSOR_ITEMS`, the
   evaluator's limit.
@@ -30,9 +32,11 @@ allocating, or launching a kernel to fill it, on every call. The kept tensor is 
 from __future__ import annotations
 
 import ast
+import inspect
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MethodDescriptorType
 from typing import Any
 
 import torch
@@ -47,9 +51,8 @@ MEMO_ENTRIES = 8
 MEMO_ITEMS = 1 << 16
 
 # Static kinds of subexpressions.
-TENSOR, SIZE, INT, FLOAT, DTYPE, DEVICE, PY, BOOL, TORCH = (
-    "tensor", "size", "int", "float", "dtype", "device", "py", "bool", "torch"
-)
+TENSOR, SIZE, INT, FLOAT, DTYPE = "tensor", "size", "int", "float", "dtype"
+DEVICE, PY, BOOL, TORCH = "device", "py", "bool", "torch"
 _SCALARS = (INT, FLOAT, BOOL)
 
 # A tensor's methods, called without arguments, by the kind of what they return. All are
@@ -137,7 +140,8 @@ class _Inliner:
             return known
         if name in self.tensors:
             local = self.tensors[name]
-            self.out.guards.append(f"{local}.__class__ is _T")  # not a subclass
+            # not a subclass, and no instance attribute shadowing one of its methods
+            self.out.guards.append(f"{local}.__class__ is _T and not {local}.__dict__")
             result = (local, TENSOR)
         elif name == "torch":  # the module, unless a field or argument took the name
             self.out.guards.append("names.get('torch') is _torch")
@@ -271,6 +275,9 @@ class _Inliner:
             return self.arange(node)
         if kind != TENSOR or func.attr not in _TENSOR_METHODS or node.args or node.keywords:
             raise _NotInline(func.attr)
+        method = inspect.getattr_static(torch.Tensor, func.attr, None)
+        if not isinstance(method, MethodDescriptorType):
+            raise _NotInline(func.attr)  # torch.Tensor's method was replaced in this process
         return f"{value}.{func.attr}()", _TENSOR_METHODS[func.attr]
 
     def arange(self, node: ast.Call) -> tuple[str, str]:

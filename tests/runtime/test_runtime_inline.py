@@ -199,3 +199,22 @@ def test_arange_results_are_kept_per_size_and_device_and_stay_exact() -> None:
     assert len(memos[0]) == MEMO_ENTRIES
     for (size, device), kept in memos[0].items():  # only ever read
         assert torch.equal(kept, torch.arange(size, dtype=torch.int32, device=device))
+
+
+def test_a_method_shadowed_on_the_tensor_is_the_evaluators_to_judge() -> None:
+    text = "m.max() < 4"
+    assert is_inlined(text)
+    compiled = contract_for(text)
+    fast = fast_for(compiled)
+    obj = pools()
+    assert verdicts(compiled, fast, obj, 4) == (True, True)
+    obj.m.max = lambda: torch.tensor(0)  # an instance attribute: the evaluator refuses the call
+    [violation] = compiled.check(obj, {"n": 4}, values=True)
+    assert "ExpressionRefused" in violation.actual
+    assert fast.full(obj, (4,)) is False
+
+
+def test_a_replaced_tensor_method_is_never_inlined(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert is_inlined("m.amax() < 4")
+    monkeypatch.setattr(torch.Tensor, "amax", lambda self: torch.tensor(0))
+    assert not is_inlined("m.amax() < 4")
