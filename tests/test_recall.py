@@ -62,6 +62,41 @@ def test_bases_in_implicit_namespace_packages_resolve(tmp_path: Path) -> None:
     assert "HG002 pkg.models.mm.ViaRelative._on_chunk" not in found
 
 
+def test_a_package_imported_under_two_names_keeps_the_one_most_imports_use(
+    tmp_path: Path,
+) -> None:
+    root = write_tree(tmp_path / "repo", {
+        # A src layout: src/ has no __init__.py, and one test imports ``src.pkg`` from the root.
+        "src/pkg/__init__.py": "",
+        "src/pkg/receiver.py": RECEIVER,
+        "src/pkg/streams.py": "from pkg.receiver import Receiver\n",
+        "examples/audio.py": '''
+            from pkg.receiver import Receiver
+
+
+            class AudioReceiver(Receiver):
+                def _on_chunk(self, chunk):
+                    return chunk
+        ''',
+        "tests/test_receiver.py": '''
+            from src.pkg.receiver import Receiver
+
+
+            class TestReceiver(Receiver):
+                def _on_chunk(self, chunk, final=False):
+                    return chunk
+
+                def test_run(self):
+                    assert self.run([1]) is None
+        ''',
+    })
+    result = audit([root], Options(use_cache=False, history=False))
+    assert not [e for e in result.errors if "cannot resolve" in e.message], result.errors
+    found = {f"{f.code} {f.symbol}": f for f in result.findings}
+    assert "HG002 audio.AudioReceiver._on_chunk" in errors(found)
+    assert not [k for k in found if "TestReceiver" in k]  # resolved through the other name
+
+
 SCHEDULER_V1 = '''
 from pkg.worker import Worker
 

@@ -6,7 +6,7 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -98,7 +98,8 @@ class Project:
         (``pytorch_lightning`` -> ``lightning.pytorch``), as the files' own
         ``sys.modules[...] = ...`` assignments do."""
         project = cls(files={})
-        named = _separate_copies(_namespace_names(records))
+        full, imported_as = _namespace_names(records)
+        named = _separate_copies(full)
         for record in sorted(named, key=lambda r: r.path):
             project.files[record.path] = record
             if record.error is not None:
@@ -108,7 +109,7 @@ class Project:
             for klass in record.classes:
                 fq = f"{record.module}.{klass.qualname}" if record.module else klass.qualname
                 project.classes.setdefault(fq, ClassInfo(fq, klass, record))
-        mirrors = dict(aliases or {})
+        mirrors = {**imported_as, **(aliases or {})}
         for record in project.files.values():
             for alias, target in record.module_aliases.items():
                 mirrors.setdefault(alias, target)
@@ -360,54 +361,68 @@ class Project:
         return [c for fq, c in self.classes.items() if fq.endswith(suffix)]
 
 
-def _namespace_names(records: Iterable[FileRecord]) -> list[FileRecord]:
+def _namespace_names(
+    records: Iterable[FileRecord],
+) -> tuple[list[FileRecord], dict[str, str]]:
     """The records, with module names that implicit namespace packages (PEP 420) cut short
-    given in full.
+    given in full, and the other names the checkout imports those packages under (an alias
+    for each, to the name chosen).
 
     A file's first name comes from its ``__init__.py`` chain (:func:`module_names`), which stops
     at a directory without one: ``pkg/srt/comm/encoder/receiver.py`` is ``encoder.receiver``
     when ``comm/`` has no ``__init__.py``. The checkout's own absolute imports show the real
-    root: an import of ``pkg.srt.comm.encoder.receiver`` names every module under ``comm/``
-    ``pkg.srt.comm.*``. The longest name an import confirms wins; relative imports, resolved
-    against the short name when the file was read, move with it.
+    root: imports of ``pkg.srt.comm.encoder.*`` name every module under ``comm/``
+    ``pkg.srt.comm.*``. A package can be imported under two names (``diffusers`` from an
+    installed src-layout, and ``src.diffusers`` by one test run from the root): the name most
+    imports use wins, the longer one on a tie. Relative imports, resolved against the short
+    name when the file was read, move with it.
     """
     records = list(records)
     short = [r for r in records if r.error is None and r.module
              and _top_directory(r) is not None]
     if not short:
-        return records  # every name already starts at the checkout's root: nothing to confirm
-    # Only imports that name a short top package after their first part can confirm more.
+        return records, {}  # every name already starts at the checkout's root
     tops = sorted({r.module.split(".")[0] for r in short})
-    naming = re.compile(r"\.(?:" + "|".join(map(re.escape, tops)) + r")(?:\.|$)").search
-    imported: set[str] = set()
+    naming = re.compile(r"(?:^|\.)(?:" + "|".join(map(re.escape, tops)) + r")(?:\.|$)").search
+    uses: Counter[str] = Counter()  # dotted name -> imports of it or of something inside it
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):
             if naming(target):
                 parts = target.split(".")
-                imported.update(".".join(parts[:n]) for n in range(2, len(parts) + 1))
-    if not imported:
-        return records
+                uses.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    if not uses:
+        return records, {}
     prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
+    aliases: dict[str, str] = {}
     for record in short:
         directory = _top_directory(record)
         if directory is None or directory in prefixes:
             continue
+        top = record.module.split(".")[0]
         segments = directory.split("/")
-        for start in range(len(segments)):  # shallowest first: the longest confirmed name
-            prefix = ".".join(segments[start:])
-            if f"{prefix}.{record.module}" in imported and all(
-                s.isidentifier() for s in segments[start:]
-            ):
-                prefixes[directory] = prefix
-                break
+        # shallowest first: on a tie, the longest name wins
+        named = [".".join(segments[start:]) for start in range(len(segments))
+                 if all(s.isidentifier() for s in segments[start:])]
+        counted = [(uses[f"{prefix}.{top}"], prefix) for prefix in named]
+        counted.append((uses[top], ""))
+        best_count, best = max(counted, key=lambda c: c[0])
+        if best_count == 0:
+            continue
+        prefixes[directory] = best
+        chosen = f"{best}.{top}" if best else top
+        for count, prefix in counted:
+            other = f"{prefix}.{top}" if prefix else top
+            if count and other != chosen:
+                aliases.setdefault(other, chosen)
+    prefixes = {d: p for d, p in prefixes.items() if p}
     if not prefixes:
-        return records
+        return records, aliases
     renamed: list[FileRecord] = []
     for record in records:
         directory = _top_directory(record) if record.module else None
         found = prefixes.get(directory) if directory is not None else None
         renamed.append(record if found is None else _prefixed(record, found))
-    return renamed
+    return renamed, aliases
 
 
 def _prefixed(record: FileRecord, prefix: str, tops: Collection[str] = ()) -> FileRecord:
