@@ -280,10 +280,15 @@ def run_gate(
                        only=scope)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
                       only=scope)
-    known = {f.fingerprint for f in before}
-    new = [f for f in after if f.fingerprint not in known
+    known = {f.fingerprint: f for f in before}
+    new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))
            and not _written_by_the_change(f, base_project)]
     for finding in new:
+        earlier = known.get(finding.fingerprint)
+        if earlier is not None:  # already broken: name the calls the change adds
+            added = [c["message"] for c in finding.evidence["calls"]
+                     if c not in earlier.evidence["calls"]]
+            finding.message += f" (this change adds: {'; '.join(added)})"
         causes = [c.describe() for c in signature_changes if c.method == finding.hook]
         if causes and finding.rule == "signature-drift":
             finding.evidence["caused_by"] = causes
@@ -306,6 +311,22 @@ def run_gate(
         stats=stats,
         seconds=time.perf_counter() - started,
     )
+
+
+def _new_evidence(finding: Finding, before: Finding | None) -> bool:
+    """Whether ``finding`` is new: the base had none like it, or it is a call an override
+    cannot accept that the change added (another caller of an override already broken: the
+    change still breaks it, and whoever writes the call should hear it)."""
+    if before is None:
+        return True
+    if finding.code != "HG002" or finding.severity is not before.severity:
+        return False
+
+    def callers(found: Finding) -> set[tuple[str, str]]:
+        calls = found.evidence.get("calls")
+        return {(c["path"], c["message"]) for c in calls} if isinstance(calls, list) else set()
+
+    return bool(callers(finding) - callers(before))
 
 
 def _written_by_the_change(finding: Finding, base: Project) -> bool:

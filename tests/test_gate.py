@@ -177,6 +177,31 @@ def test_new_keyword_at_base_call_site_is_drift_with_its_cause(
                for c in causes)
 
 
+def test_another_call_an_already_broken_override_cannot_accept_is_new(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    base = ("class Pipeline:\n    def free(self):\n        self.offload(device='cuda')\n\n"
+            "    def offload(self, gpu_id=None, device='cuda'):\n        return device\n")
+    loader = ("class Loader:\n    def load(self, device):\n        return device\n")
+    child = ("from core.pipeline import Pipeline\nfrom core.loader import Loader\n\n"
+             "class Community(Pipeline, Loader):\n"
+             "    def offload(self, gpu_id=0):\n        return gpu_id\n")
+    repo.commit("Add pipeline", {"core/__init__.py": "", "core/pipeline.py": base,
+                                 "core/loader.py": loader,
+                                 "examples/__init__.py": "", "examples/community.py": child})
+    repo.commit("Unrelated", {"core/loader.py": loader + "\n\ndef helper():\n    return 1\n"})
+    quiet = hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache")
+    assert quiet.returncode == 0, quiet.stdout  # broken before, and nothing new breaks it
+    repo.commit("Offload again after loading", {"core/loader.py": loader.replace(
+        "return device", "self.offload(device=device)\n        return device")})
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["symbol"] == "examples.community.Community.offload"
+    assert "this change adds: Loader.load calls offload" in finding["message"]
+
+
 def test_the_documented_github_workflow_commands(
     git_repo: Callable[..., GitRepo], tmp_path: Path
 ) -> None:
