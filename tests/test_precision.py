@@ -3,6 +3,7 @@ looks like it and must still be an error."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -1183,3 +1184,98 @@ def test_public_methods_calling_each_other_stay_entry_points(tmp_path: Path) -> 
         ''',
     })
     assert "HG002 pkg.visit.Printer.leave" in errors(found)
+
+
+RESAMPLE_V1 = '''
+class Grouped:
+    def run(self, freq):
+        return self.resample(freq)
+
+    def resample(self, freq):
+        bins = [freq] * 3
+        return {"freq": freq, "bins": bins}
+'''
+
+
+def test_a_method_that_calls_the_new_name_or_that_its_class_calls_is_no_stale_override(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    subclasses = '''
+        from pkg.grouped import Grouped
+
+
+        class Public(Grouped):
+            def resample(self, freq):  # public API over the renamed hook
+                return self.{new}(freq)
+
+
+        class SelfUser(Grouped):
+            def resample(self, freq):
+                return freq
+
+            def describe(self):
+                return self.resample("1W")  # its own method: it runs
+
+
+        class Stale(Grouped):
+            def resample(self, freq):
+                return freq.upper()
+    '''
+    repo = git_repo()
+    repo.commit("grouped", {"pkg/__init__.py": "", "pkg/grouped.py": RESAMPLE_V1,
+                            "pkg/sub.py": textwrap.dedent(subclasses.format(new="run"))})
+    repo.commit("resample becomes _resample", {
+        "pkg/grouped.py": RESAMPLE_V1.replace("resample", "_resample"),
+        "pkg/sub.py": textwrap.dedent(subclasses.format(new="_resample")),
+    })
+    result = audit([repo.root], Options(use_cache=False))
+    stale = {f.symbol: f.severity for f in result.findings if f.code == "HG001"}
+    assert stale == {"pkg.sub.Stale.resample": Severity.ERROR}
+
+
+def test_a_test_that_defines_a_removed_hook_the_framework_refuses_is_no_stale_override(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    module = '''
+class Module:
+    def fit(self):
+        for batch in range(2):
+            self.training_step(batch)
+        self.training_epoch_end()
+
+    def training_step(self, batch):
+        return batch
+
+    def training_epoch_end(self):
+        return None
+'''
+    validator = ("def check(model):\n"
+                 "    if callable(getattr(model, 'training_epoch_end', None)):\n"
+                 "        raise NotImplementedError('training_epoch_end was removed')\n")
+    tests = '''
+from pkg.module import Module
+
+
+class EpochModel(Module):  # a model the tests share: its override silently stopped running
+    def training_epoch_end(self):
+        return "done"
+
+
+def test_legacy_hook_is_refused():
+    class LegacyModel(Module):  # defined to see the validator refuse it
+        def training_epoch_end(self):
+            return None
+
+    assert LegacyModel
+'''
+    repo = git_repo()
+    repo.commit("module", {"pkg/__init__.py": "", "pkg/module.py": module,
+                           "tests/__init__.py": "", "tests/test_module.py": tests})
+    repo.commit("Remove training_epoch_end", {
+        "pkg/module.py": module.replace("        self.training_epoch_end()\n", "").replace(
+            "\n    def training_epoch_end(self):\n        return None\n", ""),
+        "pkg/validator.py": validator,
+    })
+    result = audit([repo.root], Options(use_cache=False))
+    stale = {f.symbol for f in result.findings if f.code == "HG001"}
+    assert stale == {"tests.test_module.EpochModel.training_epoch_end"}
