@@ -565,3 +565,15 @@ def test_no_sarif_upload_from_a_fork(tmp_path: Path) -> None:
     assert Path(run.outputs["sarif-file"]).is_file()  # written, not uploaded
     assert "Upload SARIF to code scanning" not in run.ran
     assert run.failed == "Fail on hookguard errors"
+
+
+def test_no_cache_saved_under_pull_request_target(tmp_path: Path) -> None:
+    upstream = upstream_repo(tmp_path / "upstream")
+    pull_request(upstream, "rename", "Rename build_tables",
+                 {"core/manager.py": BASE.replace("build_tables", "prepare_tables")})
+    workspace, sha = checkout(upstream, tmp_path / "w", "rename")
+    store = CacheStore(tmp_path / "store")
+    target = {**pr_context(sha), "event_name": "pull_request_target"}
+    run = run_action(workspace, tmp_path / "runner", {}, target, store)
+    assert "Restore the hookguard cache" in run.ran and run.outputs["errors"] == "1"
+    assert "Save the hookguard cache" not in run.ran and store.saved == []
