@@ -62,6 +62,12 @@ class Reader:
     def load_header(self):
         self.header = b""
 """
+CONTRACT = """
+[[hook]]
+class = "core.manager.Manager"
+method = "warm_up"
+renamed_from = ["prime"]
+"""
 FILLER = {f"pkg/mod{i}.py": f"class Thing{i}:\n    def run(self):\n        return {i}\n"
           for i in range(12)}
 
@@ -73,6 +79,7 @@ def upstream_repo(root: Path) -> GitRepo:
     repo.commit("Add manager", {
         "pyproject.toml": PYPROJECT, "core/__init__.py": "", "core/manager.py": BASE,
         "plugins/__init__.py": "", "plugins/sparse.py": CHILD, "plugins/dense.py": OTHER,
+        "contracts/manager.toml": CONTRACT,  # read from the checkout: part of the result's key
         "io_old/__init__.py": "", "io_old/reader.py": OLD_HOOK,
         "io_old/csv_reader.py": ("from io_old.reader import Reader\n\n\nclass CsvReader(Reader):\n"
                                  "    def load_header(self):\n        self.header = b'a,b'\n"),
