@@ -9,14 +9,17 @@ names of renamed files included.
 
 from __future__ import annotations
 
+import os
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from hookguard.git.blobs import BlobJob, classes_of, parallel_map
 from hookguard.git.repo import GitError, Repo
-from hookguard.model.extract import SKETCH_SIZE, extract
+from hookguard.model.extract import SKETCH_SIZE
 from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
 
 _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -24,6 +27,8 @@ _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 RENAME_THRESHOLD = 0.4
 _PATHS_PER_CALL = 500
+_COMMITS_PER_CHUNK = 1500
+_LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +176,34 @@ class _Removal:
     name: str
 
 
+class _Versions:
+    """Old file versions of one batch: the object id of each ``rev:path`` read, and the
+    classes parsed from each (object, module) pair; None where the outline ruled out every
+    method asked about."""
+
+    def __init__(self, ids: dict[str, str], blobs: dict[str, bytes]) -> None:
+        self.ids = ids
+        self.blobs = blobs
+        self.parsed: dict[tuple[str, str, bool], dict[str, ClassRecord] | None] = {}
+
+    def parse(self, jobs: Sequence[BlobJob], keys: Sequence[tuple[str, str, bool]]) -> None:
+        self.parsed.update(zip(keys, parallel_map(classes_of, jobs), strict=True))
+
+    def classes(self, spec: str, module: str, is_package: bool, *, full: bool) -> dict[
+        str, ClassRecord
+    ]:
+        """The classes of the version ``spec`` names ({} when there is none). Unless
+        ``full``, a version whose outline ruled out the methods asked about has none."""
+        blob = self.ids.get(spec)
+        if blob is None:
+            return {}
+        key = (blob, module, is_package)
+        if key not in self.parsed or (full and self.parsed[key] is None):
+            # Not foreseen by the batch: parse it fully now.
+            self.parsed[key] = classes_of(BlobJob(spec, module, is_package, self.blobs[blob]))
+        return self.parsed[key] or {}
+
+
 class HistoryStore(Protocol):
     """Where answers are kept between runs (the record cache)."""
 
@@ -193,13 +226,15 @@ class HistoryIndex:
         self.boundary = repo.history_boundary()  # answers hold for this shallow boundary only
         self.errors: list[str] = []
         self.git_logs = 0
+        self.blobs_parsed = 0  # history blobs parsed (one per distinct content and file)
         self._commit_patches: dict[str, bytes] = {}
 
     def lost_methods_many(
         self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool, str]]
     ) -> dict[str, dict[tuple[str, str], HookChange]]:
         """:meth:`lost_methods` for many files (the last item of a request is the file's
-        content key); stored answers are reused, the rest run concurrently."""
+        content key); stored answers are reused, the rest share one history walk and one
+        parallel parse of the old versions."""
         answers: dict[str, dict[tuple[str, str], HookChange]] = {}
         missing: list[tuple[str, Mapping[str, set[str]], str, bool, str]] = []
         for request in requests:
@@ -213,23 +248,72 @@ class HistoryIndex:
         scanned = self._scan_many(
             {path: set().union(*wanted.values()) for path, wanted, *_ in missing}
         )
-
-        def answer(request: tuple[str, Mapping[str, set[str]], str, bool, str]) -> tuple[
-            str, dict[tuple[str, str], HookChange]
-        ]:
-            path, wanted, module, is_package, _ = request
-            return path, self.lost_methods(
-                path, wanted, module, is_package, scanned.get(path, [])
-            )
-
-        computed = [answer(r) for r in missing]
-        for request, (path, found) in zip(missing, computed, strict=True):
+        versions = self._versions([(path, wanted, module, is_package, scanned.get(path, []))
+                                   for path, wanted, module, is_package, _ in missing])
+        for request in missing:
+            path, wanted, module, is_package, content = request
+            found = self.lost_methods(path, wanted, module, is_package, scanned.get(path, []),
+                                      versions)
             answers[path] = found
-            if self.store is not None and request[4] and not any(
+            if self.store is not None and content and not any(
                 e.startswith(f"{path}:") for e in self.errors
             ):
                 self.store.put_history(_store_key(request, self.boundary), found)
         return answers
+
+    def _versions(
+        self, files: Sequence[tuple[str, Mapping[str, set[str]], str, bool, list[_Removal]]]
+    ) -> _Versions:
+        """The old versions the removals in ``files`` need, read in one batch and parsed in
+        parallel: every version before a removal (as an outline first: see
+        :mod:`hookguard.git.blobs`), then the version after each removal whose class had
+        the method before it."""
+        specs: list[str] = []
+        for _, _, _, _, removals in files:
+            for r in removals:
+                specs += [f"{r.commit}^:{r.old_path}", f"{r.commit}:{r.new_path}"]
+                if r.old_path != r.new_path:
+                    specs.append(f"{r.commit}:{r.old_path}")
+        ids, blobs = self.repo.read_blobs_by_id(list(dict.fromkeys(specs)))
+        versions = _Versions(ids, blobs)
+
+        def questions() -> Iterator[tuple[_Removal, str, bool, list[str]]]:
+            for _, wanted, module, is_package, removals in files:
+                for r in removals:
+                    if r.old_path != r.new_path and f"{r.commit}:{r.old_path}" in ids:
+                        continue  # a copy (see :meth:`lost_methods`): never parsed
+                    asked = [q for q, names in wanted.items() if r.name in names]
+                    if asked:
+                        yield r, module, is_package, asked
+
+        probes: dict[tuple[str, str, bool], set[tuple[str, str]]] = {}
+        names: dict[tuple[str, str, bool], str] = {}
+        for r, module, is_package, asked in questions():
+            spec = f"{r.commit}^:{r.old_path}"
+            blob = ids.get(spec)
+            if blob is not None:
+                key = (blob, module, is_package)
+                names.setdefault(key, spec)
+                probes.setdefault(key, set()).update(
+                    (q.rsplit(".", 1)[-1], r.name) for q in asked)
+        versions.parse([BlobJob(names[k], k[1], k[2], blobs[k[0]], frozenset(p))
+                        for k, p in probes.items()], list(probes))
+        self.blobs_parsed += len(probes)
+
+        after: dict[tuple[str, str, bool], str] = {}
+        for r, module, is_package, asked in questions():
+            before = versions.parsed.get((ids.get(f"{r.commit}^:{r.old_path}", ""), module,
+                                          is_package))
+            spec = f"{r.commit}:{r.new_path}"
+            blob = ids.get(spec)
+            if before and blob is not None and any(
+                q in before and r.name in before[q].methods for q in asked
+            ) and versions.parsed.get((blob, module, is_package)) is None:
+                after.setdefault((blob, module, is_package), spec)
+        versions.parse([BlobJob(spec, k[1], k[2], blobs[k[0]]) for k, spec in after.items()],
+                       list(after))
+        self.blobs_parsed += len(after)
+        return versions
 
     def lost_methods(
         self,
@@ -238,11 +322,13 @@ class HistoryIndex:
         module: str,
         is_package: bool,
         removals: list[_Removal] | None = None,
+        versions: _Versions | None = None,
     ) -> dict[tuple[str, str], HookChange]:
         """``wanted`` maps a class qualname in ``path`` to candidate method names.
 
         Returns ``(qualname, name) -> HookChange`` for each candidate the class really lost.
-        ``removals`` are the file's scanned removals when a batch scan already has them.
+        ``removals`` are the file's scanned removals when a batch scan already has them;
+        ``versions`` the old versions a batch has already read and parsed.
         """
         names = set().union(*wanted.values()) if wanted else set()
         if not names:
@@ -251,40 +337,35 @@ class HistoryIndex:
             removals = self._scan(path, names)
         if not removals:
             return {}
-        # Blobs before and after each relevant commit (and the old path after a move, to tell
-        # a copy from a rename), in one batch.
-        specs: list[str] = []
-        for r in removals:
-            specs += [f"{r.commit}^:{r.old_path}", f"{r.commit}:{r.new_path}"]
-            if r.old_path != r.new_path:
-                specs.append(f"{r.commit}:{r.old_path}")
-        blobs = self.repo.read_blobs(list(dict.fromkeys(specs)))
+        if versions is None:
+            versions = self._versions([(path, wanted, module, is_package, removals)])
+        ids = versions.ids
         found: dict[tuple[str, str], HookChange] = {}
-        parsed: dict[str, dict[str, ClassRecord]] = {}
         pairings: dict[tuple[str, str], dict[str, str | None]] = {}
-
-        def classes(spec: str) -> dict[str, ClassRecord]:
-            if spec not in parsed:
-                data = blobs.get(spec)
-                record = extract(spec, module, is_package, data) if data is not None else None
-                parsed[spec] = {c.qualname: c for c in record.classes} if record else {}
-            return parsed[spec]
 
         for removal in removals:  # newest first: the latest removal is the one in force
             if removal.old_path != removal.new_path and (
-                f"{removal.commit}:{removal.old_path}" in blobs
+                f"{removal.commit}:{removal.old_path}" in ids
             ):
                 continue  # ``--follow`` stepped onto a copy: the class never lost anything
-            before = classes(f"{removal.commit}^:{removal.old_path}")
-            after = classes(f"{removal.commit}:{removal.new_path}")
-            for qualname, candidates in wanted.items():
+            # Only the classes still without an answer for this name; the blobs are parsed
+            # only when one is left, the after-blob only when a class had the method before.
+            open_classes = [q for q, candidates in wanted.items()
+                            if removal.name in candidates and (q, removal.name) not in found]
+            if not open_classes:
+                continue
+            before = versions.classes(f"{removal.commit}^:{removal.old_path}", module,
+                                      is_package, full=False)
+            had = [q for q in open_classes
+                   if q in before and removal.name in before[q].methods]
+            if not had:
+                continue
+            after = versions.classes(f"{removal.commit}:{removal.new_path}", module,
+                                     is_package, full=True)
+            for qualname in had:
                 key = (qualname, removal.name)
-                if removal.name not in candidates or key in found:
-                    continue
-                old_class, new_class = before.get(qualname), after.get(qualname)
-                if old_class is None or new_class is None:
-                    continue
-                if removal.name not in old_class.methods or removal.name in new_class.methods:
+                old_class, new_class = before[qualname], after.get(qualname)
+                if new_class is None or removal.name in new_class.methods:
                     continue
                 pairing = pairings.get((removal.commit, qualname))
                 if pairing is None:
@@ -435,10 +516,7 @@ class HistoryIndex:
             pathspec = sorted({name for path in group for name in lineages[path]})
             self.git_logs += 1
             try:
-                out = self.repo.git(
-                    "log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff",
-                    "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", "--", *pathspec,
-                )
+                out = self._log_patches(pathspec)
             except GitError as exc:
                 self.errors.append(f"history unavailable ({exc}); falling back to one file "
                                    "at a time")
@@ -459,6 +537,38 @@ class HistoryIndex:
                         owner.pop(diff.new_path, None)
         return found
 
+    def _log_patches(
+        self, pathspec: Sequence[str], chunk_size: int = _COMMITS_PER_CHUNK,
+        workers: int | None = None,
+    ) -> bytes:
+        """``git log -p -U0 -M -- <pathspec>``, made faster on several cores.
+
+        One walk lists the commits (history simplification makes that list depend on the
+        whole pathspec, so it stays one walk); other git processes write their patches a chunk
+        at a time, side by side, while the walk goes on. Joined in the walk's order, the output
+        is the same bytes as the single command's.
+        """
+        patch = ("-p", "-U0", "-M", "--no-color", "--no-ext-diff", _LOG_FORMAT)
+        cpus = workers if workers is not None else (os.cpu_count() or 1)
+        if cpus < 2:
+            return self.repo.git("log", *patch, "--", *pathspec)
+
+        def patches(chunk: list[bytes]) -> bytes:
+            return self.repo.git("log", "--no-walk=unsorted", "--stdin", *patch, "--",
+                                 *pathspec, input_=b"\n".join(chunk) + b"\n")
+
+        parts: list[Future[bytes]] = []
+        with ThreadPoolExecutor(max_workers=cpus) as pool:
+            chunk: list[bytes] = []
+            for line in self.repo.git_lines("log", "--format=%H", "--", *pathspec):
+                chunk.append(line)
+                if len(chunk) >= chunk_size:
+                    parts.append(pool.submit(patches, chunk))
+                    chunk = []
+            if chunk:
+                parts.append(pool.submit(patches, chunk))
+            return b"".join(part.result() for part in parts)
+
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         self.git_logs += 1
         follow = [] if rev_range else ["--follow"]
@@ -466,7 +576,7 @@ class HistoryIndex:
         try:
             out = self.repo.git(
                 "log", "-p", "-U0", "--no-color", "--no-ext-diff", *follow,
-                "--format=%x1e%H%x1f%h%x1f%ct%x1f%s", *revs, "--", path,
+                _LOG_FORMAT, *revs, "--", path,
             )
         except GitError as exc:
             self.errors.append(f"{path}: history unavailable ({exc})")

@@ -9,7 +9,8 @@ import contextlib
 import hashlib
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,31 @@ class Repo:
 
     def git(self, *args: str, input_: bytes | None = None) -> bytes:
         return _git(self.root, args, input_=input_)
+
+    def git_lines(self, *args: str) -> Generator[bytes, None, None]:
+        """The output lines of a git command as it writes them (without the newline);
+        GitError at the end when it fails. Closing the iterator early stops the command."""
+        with tempfile.TemporaryFile() as errors:
+            try:
+                proc = subprocess.Popen(["git", *args], cwd=self.root, stdout=subprocess.PIPE,
+                                        stderr=errors, env=_ENV)
+            except FileNotFoundError:
+                raise GitError("git is not installed") from None
+            assert proc.stdout is not None
+            finished = False
+            try:
+                for line in proc.stdout:
+                    yield line.rstrip(b"\n")
+                finished = True
+            finally:
+                if not finished:
+                    proc.kill()
+                proc.stdout.close()
+                code = proc.wait()
+            if code != 0:
+                errors.seek(0)
+                detail = errors.read().decode(errors="replace").strip().splitlines()
+                raise GitError(detail[-1] if detail else f"git {args[0]} failed")
 
     def history_state(self) -> str:
         """What history evidence depends on besides the files: HEAD and
@@ -153,6 +179,30 @@ class Repo:
             blobs[name] = out[pos : pos + size]
             pos += size + 1
         return blobs
+
+    def read_blobs_by_id(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, str], dict[str, bytes]]:
+        """Many blobs (or ``rev:path`` names) through one ``cat-file --batch``: each name's
+        object id, and each distinct object's contents once."""
+        if not names:
+            return {}, {}
+        out = self.git("cat-file", "--batch", input_="".join(f"{s}\n" for s in names).encode())
+        ids: dict[str, str] = {}
+        blobs: dict[str, bytes] = {}
+        pos = 0
+        for name in names:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) < 3 or header[1] == b"missing":
+                continue
+            size = int(header[2])
+            sha = header[0].decode()
+            ids[name] = sha
+            blobs.setdefault(sha, out[pos : pos + size])
+            pos += size + 1
+        return ids, blobs
 
     def last_commit(self, rev_range: str, path: str) -> str:
         """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""

@@ -264,13 +264,6 @@ class StaleOverride(Rule):
         change = evidence.change
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)
-        if change is not None and evidence.kind == "history" and change.when and (
-            not calls_super  # ``super().name(...)`` proves it was written as an override
-            and ctx.history is not None
-            and ctx.history.written_after(info.file.path, method.line, method.end_line,
-                                          change.when)
-        ):
-            return None  # written after the hook had gone: a new method reusing the name
         if change is not None and not change.was_called:
             if evidence.new is None:
                 return None  # a removed API method, not a hook: callers still reach this one
@@ -305,6 +298,14 @@ class StaleOverride(Rule):
             )
         if severity is Severity.WARNING and reasons:
             headline += f" (warning only: {reasons[0]})"
+        # Last, as it costs a blame: only a finding that would otherwise be reported asks.
+        if change is not None and evidence.kind == "history" and change.when and (
+            not calls_super  # ``super().name(...)`` proves it was written as an override
+            and ctx.history is not None
+            and ctx.history.written_after(info.file.path, method.line, method.end_line,
+                                          change.when)
+        ):
+            return None  # written after the hook had gone: a new method reusing the name
         chain = self._chain(ctx, info, evidence.ancestor)
         details: dict[str, object] = {
             "kind": evidence.kind,

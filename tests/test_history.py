@@ -1,0 +1,223 @@
+"""History evidence made cheaper must answer exactly as before: the split ``git log`` walk, the
+outline that rules old versions out before full extraction, and the batch of old versions."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from hookguard.git.blobs import BlobJob, classes_of, def_pairs
+from hookguard.git.history import _LOG_FORMAT, HistoryIndex
+from hookguard.git.repo import GitError, Repo
+from hookguard.model.extract import extract
+from tests.conftest import GitRepo
+
+BASE = """
+class Base:
+    def run(self):
+        self.setup()
+        self.step()
+
+    def setup(self):
+        pass
+
+    def step(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class Other:
+    def setup(self):
+        pass
+"""
+
+
+def _history(repo: GitRepo) -> None:
+    """Removals, a rename of the base's file, a side branch merged back, a Python 2 file in
+    the history, and a copy of a file: what the walk and the outline must agree on."""
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE,
+                         "pkg/old.py": "print 'python 2'\nclass Base:\n    def close(self):\n"
+                                       "        pass\n"})
+    repo.commit("Other loses setup", {"pkg/base.py": BASE.replace(
+        "class Other:\n    def setup(self):\n        pass\n", "class Other:\n    pass\n")})
+    repo.git("mv", "pkg/base.py", "pkg/core.py")
+    repo.commit("Move base.py to core.py")
+    repo.git("checkout", "-q", "-b", "side")
+    core = (repo.root / "pkg/core.py").read_text()
+    repo.commit("Side: drop close", {"pkg/core.py": core.replace(
+        "    def close(self):\n        pass\n", "")})
+    repo.git("checkout", "-q", "main")
+    repo.commit("Main: rename step to advance", {"pkg/core.py": core.replace(
+        "step", "advance"), "pkg/old.py": "print 'still python 2'\n"})
+    repo.git("merge", "-q", "--no-edit", "side")
+    repo.commit("Copy core.py", {"pkg/copy.py": (repo.root / "pkg/core.py").read_text()})
+
+
+def test_split_walk_writes_the_same_bytes_as_one_git_log(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    _history(repo)
+    index = HistoryIndex(Repo(repo.root))
+    paths = ["pkg/core.py", "pkg/base.py", "pkg/old.py", "pkg/copy.py"]
+    whole = index.repo.git("log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff",
+                           _LOG_FORMAT, "--", *paths)
+    assert b"rename from pkg/base.py" in whole and whole.count(b"\x1e") >= 6
+    for chunk_size in (1, 2, 3, 1000):
+        assert index._log_patches(paths, chunk_size=chunk_size, workers=2) == whole
+    assert index._log_patches(paths, workers=1) == whole
+    assert index._log_patches(["no/such/file.py"], chunk_size=1, workers=2) == b""
+
+
+def test_git_lines_streams_and_reports_failure(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    _history(repo)
+    lines = list(Repo(repo.root).git_lines("log", "--format=%H"))
+    assert lines == repo.git("log", "--format=%H").encode().split()
+    try:
+        list(Repo(repo.root).git_lines("log", "no-such-revision", "--"))
+    except GitError as exc:
+        assert "no-such-revision" in str(exc)
+    else:
+        raise AssertionError("a failing git command must raise GitError")
+    first = Repo(repo.root).git_lines("log", "--format=%H")
+    assert next(first) == lines[0]
+    first.close()  # stops the command; nothing left running or raised
+
+
+SOURCES = {
+    "compound": """
+        import typing
+        from typing import overload
+
+        class A:
+            if typing.TYPE_CHECKING:
+                def typed(self): ...
+            try:
+                def tried(self): ...
+            except ImportError:
+                def handled(self): ...
+            with open("x") as f:
+                def within(self): ...
+            for _ in ():
+                def looped(self): ...
+            @overload
+            def over(self, x: int) -> int: ...
+            def over(self, x): ...
+            def outer(self):
+                def inner(): ...
+                class Local:
+                    def local_method(self): ...
+            class Nested:
+                async def nested(self): ...
+
+        def function():
+            class InFunction:
+                def method(self): ...
+
+        if typing.TYPE_CHECKING:
+            class OnlyTyped:
+                def typed_only(self): ...
+    """,
+    "match": """
+        class M:
+            match 1:
+                case 1:
+                    def matched(self): ...
+    """,
+}
+
+
+def test_outline_holds_every_method_extraction_sees() -> None:
+    for name, source in SOURCES.items():
+        text = textwrap.dedent(source)
+        pairs = def_pairs(ast.parse(text))
+        record = extract(f"{name}.py", name, False, text.encode())
+        methods = {(c.name, m) for c in record.classes for m in c.methods}
+        assert methods <= pairs, name
+    assert ("M", "matched") in def_pairs(ast.parse(textwrap.dedent(SOURCES["match"])))
+    pairs = def_pairs(ast.parse(textwrap.dedent(SOURCES["compound"])))
+    assert ("A", "tried") in pairs and ("InFunction", "method") in pairs
+    assert ("A", "inner") not in pairs and ("Local", "local_method") in pairs
+    assert ("A", "within") in pairs and ("Nested", "nested") in pairs
+    assert not any(method == "function" for _, method in pairs)
+
+
+def test_outline_only_rules_out() -> None:
+    data = textwrap.dedent(SOURCES["compound"]).encode()
+    full = classes_of(BlobJob("x.py", "x", False, data))
+    assert full is not None and "tried" in full["A"].methods
+    assert classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "gone")}))) is None
+    assert classes_of(BlobJob("x.py", "x", False, data,
+                              frozenset({("Other", "tried")}))) is None
+    # One probe present: the full classes, the same as without probes.
+    assert classes_of(BlobJob("x.py", "x", False, data,
+                              frozenset({("A", "gone"), ("A", "tried")}))) == full
+    # The outline is a superset: a def it sees but extraction drops still parses fully.
+    assert "within" not in full["A"].methods
+    assert classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "within")}))) == full
+    assert classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "inner")}))) is None
+    # What ``ast`` cannot parse goes to extraction, which decides (here: no classes).
+    python2 = b"print 'x'\nclass A:\n    def gone(self):\n        pass\n"
+    assert classes_of(BlobJob("p.py", "p", False, python2, frozenset({("A", "gone")}))) == {}
+
+
+def _reference(repo: Repo, path: str, wanted: dict[str, set[str]], module: str,
+               index: HistoryIndex) -> dict[tuple[str, str], tuple[str, str | None]]:
+    """What a class lost, by full extraction of every old version (no outline, no batch)."""
+    found: dict[tuple[str, str], tuple[str, str | None]] = {}
+    for removal in index._scan(path, set().union(*wanted.values())):
+        blobs = repo.read_blobs([f"{removal.commit}^:{removal.old_path}",
+                                 f"{removal.commit}:{removal.new_path}"])
+        before, after = (
+            {c.qualname: c for c in extract(s, module, False, blobs[s]).classes}
+            if s in blobs else {}
+            for s in (f"{removal.commit}^:{removal.old_path}",
+                      f"{removal.commit}:{removal.new_path}")
+        )
+        for qualname, names in wanted.items():
+            key = (qualname, removal.name)
+            if removal.name not in names or key in found:
+                continue
+            old, new = before.get(qualname), after.get(qualname)
+            if old and new and removal.name in old.methods and removal.name not in new.methods:
+                found[key] = (removal.commit, None)
+    return found
+
+
+def test_batch_answers_as_full_extraction(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    _history(repo)
+    index = HistoryIndex(Repo(repo.root))
+    wanted = {"pkg/core.py": {"Base": {"setup", "step", "close", "never"},
+                              "Other": {"setup"}},
+              "pkg/old.py": {"Base": {"close"}}}
+    requests = [(path, names, path[:-3].replace("/", "."), False, "")
+                for path, names in wanted.items()]
+    answers = index.lost_methods_many(requests)
+    for path, names in wanted.items():
+        expected = _reference(index.repo, path, names, path[:-3].replace("/", "."), index)
+        got = {key: (change.commit, None) for key, change in answers[path].items()}
+        assert got == expected, path
+    core = answers["pkg/core.py"]
+    assert core[("Base", "step")].new == "advance"
+    assert core[("Other", "setup")].subject == "Other loses setup"
+    assert ("Base", "never") not in core
+    assert index.blobs_parsed > 0
+
+
+def test_copy_answers_nothing_and_single_file_path_agrees(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    _history(repo)
+    index = HistoryIndex(Repo(repo.root))
+    wanted = {"Base": {"setup", "step", "close"}, "Other": {"setup"}}
+    batch = index.lost_methods_many([("pkg/core.py", wanted, "pkg.core", False, "")])
+    alone = HistoryIndex(Repo(repo.root)).lost_methods("pkg/core.py", wanted, "pkg.core", False)
+    assert batch["pkg/core.py"] == alone
+    assert Path(repo.root / "pkg/copy.py").exists()
