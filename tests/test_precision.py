@@ -1213,8 +1213,8 @@ def test_a_method_that_calls_the_new_name_or_that_its_class_calls_is_no_stale_ov
             def resample(self, freq):
                 return freq
 
-            def describe(self):
-                return self.resample("1W")  # its own method: it runs
+            def describe(self):  # runs it, but the base's run() no longer does: still stale
+                return self.resample("1W")
 
 
         class Stale(Grouped):
@@ -1230,7 +1230,57 @@ def test_a_method_that_calls_the_new_name_or_that_its_class_calls_is_no_stale_ov
     })
     result = audit([repo.root], Options(use_cache=False))
     stale = {f.symbol: f.severity for f in result.findings if f.code == "HG001"}
-    assert stale == {"pkg.sub.Stale.resample": Severity.ERROR}
+    assert stale == {"pkg.sub.Stale.resample": Severity.ERROR,
+                     "pkg.sub.SelfUser.resample": Severity.ERROR}
+
+
+BUILDER_V1 = '''
+class Builder:
+    def build(self, docs):
+        self.init()
+        return [self.write(doc) for doc in docs]
+
+    def init(self):
+        return None
+
+    def write(self, doc):
+        return doc
+
+    def init_templates(self):  # an API method: nothing here calls it
+        self.templates = {"page": "{body}"}
+        return self.templates
+'''
+
+
+def test_a_renamed_api_method_its_own_class_calls_is_no_stale_override(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    builders = '''
+        from pkg.builder import Builder
+
+
+        class HTMLBuilder(Builder):
+            def init(self):
+                self.init_templates()  # its own method: it runs
+
+            def init_templates(self):
+                self.templates = {"page": "<p>{body}</p>"}
+                return self.templates
+
+
+        class TextBuilder(Builder):
+            def init_templates(self):  # nothing calls it any more
+                self.templates = {"page": "{body}"}
+                return self.templates
+    '''
+    repo = git_repo()
+    repo.commit("builder", {"pkg/__init__.py": "", "pkg/builder.py": BUILDER_V1,
+                            "pkg/html.py": textwrap.dedent(builders)})
+    repo.commit("init_templates becomes create_template_bridge", {
+        "pkg/builder.py": BUILDER_V1.replace("init_templates", "create_template_bridge")})
+    result = audit([repo.root], Options(use_cache=False))
+    stale = {f.symbol: f.severity for f in result.findings if f.code == "HG001"}
+    assert stale == {"pkg.html.TextBuilder.init_templates": Severity.WARNING}
 
 
 def test_a_test_that_defines_a_removed_hook_the_framework_refuses_is_no_stale_override(

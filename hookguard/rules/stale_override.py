@@ -265,17 +265,16 @@ class StaleOverride(Rule):
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)
         if change is not None and not change.was_called:
-            if evidence.new is None:
-                return None  # a removed API method, not a hook: callers still reach this one
+            if evidence.new is None or own_users:
+                # a removed API method, not a hook: callers still reach this one; or one the
+                # class family calls itself: its own method, which runs
+                return None
             reasons.append(f"the base never called {name} on self: an API method, not a hook")
         severity = Severity.WARNING if reasons else Severity.ERROR
         if evidence.new is not None:
             # Renamed: if the class (or a base between) took the new name, or the method calls
-            # it, the old one is a helper written knowing the rename; if the class family calls
-            # the old name on self, it still runs.
-            if info.defines(evidence.new) or own_users or any(
-                c.name == evidence.new for c in method.calls
-            ):
+            # it, the old one is a helper written knowing the rename.
+            if info.defines(evidence.new) or any(c.name == evidence.new for c in method.calls):
                 return None
             fix = f"rename it to {evidence.new}"
             headline = (
