@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -717,3 +718,59 @@ def test_a_name_narrowed_to_a_framework_root_proves_nothing(tmp_path: Path) -> N
     })
     # 46 layers derive from Layer: which of them a cell is, the code does not say.
     assert "HG002 pkg.layer.Attention.build" not in findings(root)
+
+
+NAMESPACE_V1 = '''
+class Namespace:
+    def apply(self):
+        for module in self.modules():
+            self.import_module(module)
+
+    def modules(self):
+        return []
+
+    def import_module(self, module):
+        return module
+'''
+NAMESPACE_V2 = '''
+class Namespace:
+    def apply(self):
+        return self.steps()
+
+    def steps(self):
+        return []
+'''
+
+
+def test_a_removed_hook_overridden_in_a_class_a_test_method_defines(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    tests = '''
+        import sys
+        import unittest
+
+        from pkg.namespace import Namespace
+
+
+        class TestNamespace(unittest.TestCase):
+            def test_apply(self):
+                class MyNS(Namespace):  # defined by the test method itself
+                    def modules(self):
+                        return ["a", "b"]
+
+                assert MyNS().apply() == []
+                assert "pkg" in sys.modules  # an attribute of a module, not of a Namespace
+    '''
+    repo = git_repo()
+    repo.commit("namespace", {"pkg/__init__.py": "", "pkg/namespace.py": NAMESPACE_V1,
+                              "tests/__init__.py": "",
+                              "tests/test_namespace.py": textwrap.dedent(tests)})
+    repo.commit("Namespaces no longer import modules", {"pkg/namespace.py": NAMESPACE_V2})
+    result = audit([repo.root], Options(use_cache=False))
+    stale = {f.symbol: f.severity for f in result.findings if f.code == "HG001"}
+    local = "tests.test_namespace.TestNamespace.test_apply.<locals>.MyNS.modules"
+    assert stale == {local: Severity.ERROR}
+    # The look-alike: code that reads ``.modules`` on objects (not on a module) may mean it.
+    (repo.root / "pkg" / "report.py").write_text("def report(ns):\n    return ns.modules()\n")
+    result = audit([repo.root], Options(use_cache=False))
+    assert not [f for f in result.findings if f.code == "HG001"]

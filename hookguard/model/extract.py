@@ -10,7 +10,7 @@ import ast
 import re
 import zlib
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from hookguard.model.records import (
     Assignment,
@@ -181,6 +181,18 @@ class _FileReferences:
         # the variables given to getattr-like calls (matched once the file is walked)
         self.local_prefixes: dict[str, str] = {}
         self.looked_up: set[str] = set()
+        # ``name.attr`` on a plain name, by name: ``sys.modules`` on an imported module says
+        # nothing about any class's ``modules`` (see :meth:`attributes`)
+        self.on_names: dict[str, set[str]] = {}
+
+    def attributes(self, modules: Collection[str]) -> frozenset[str]:
+        """The attribute names used on receivers other than ``self``, less those used only on
+        the names in ``modules`` (bound by ``import x``)."""
+        found = set(self.attrs)
+        for name, attrs in self.on_names.items():
+            if name not in modules:
+                found |= attrs
+        return frozenset(found)
 
     def computed_prefixes(self) -> frozenset[str]:
         """Prefixes written inline, and those held by a variable a lookup was given."""
@@ -208,10 +220,14 @@ class _FileReferences:
 
     def attribute(self, node: ast.Attribute) -> None:
         value = node.value
-        if not (
-            (type(value) is ast.Name and value.id in ("self", "cls"))
-            or _is_super_call(value)
-        ):
+        if type(value) is ast.Name:
+            name = value.id
+            if name != "self" and name != "cls":
+                attrs = self.on_names.get(name)
+                if attrs is None:
+                    attrs = self.on_names[name] = set()
+                attrs.add(node.attr)
+        elif not _is_super_call(value):
             self.attrs.add(node.attr)
 
     def call(self, node: ast.Call) -> None:
@@ -516,6 +532,7 @@ class _FileExtractor:
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
         self.references = _FileReferences()
+        self.module_bindings: set[str] = set()  # names ``import x`` / ``import x as y`` bind
         self.method_nodes: set[int] = set()  # ids of method defs the scanner has walked
         self.rebinding: set[int] = set()  # method defs that ``setattr(self, <name>, ...)``
         self.branches = 0  # depth of ``if``/``try``/loop blocks around the statement walked
@@ -544,7 +561,7 @@ class _FileExtractor:
         record.ambiguous = frozenset(self.ambiguous)
         record.star_imports = tuple(self.star_imports)
         refs = self.references
-        record.attr_refs = frozenset(refs.attrs)
+        record.attr_refs = refs.attributes(self.module_bindings)
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
         record.literals = frozenset(refs.literals)
         record.prefix_refs = refs.computed_prefixes()
@@ -587,9 +604,11 @@ class _FileExtractor:
             for alias in stmt.names:
                 if alias.asname:
                     bind(alias.asname, alias.name)
+                    self.module_bindings.add(alias.asname)
                 else:
                     head = alias.name.split(".")[0]
                     bind(head, head)
+                    self.module_bindings.add(head)
             return
         if stmt.level:
             base = resolve_relative(
@@ -626,6 +645,8 @@ class _FileExtractor:
                 known = members.get(stmt.target.id, held)
                 members[stmt.target.id] = held if known == held else None
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # classes a method defines (a test's own subclass): ``C.test.<locals>.MyNS``
+                self._walk_scope(stmt.body, f"{qualname}.{stmt.name}.<locals>.", True)
                 method = self._method(stmt, refs, prefixes, members)
                 if method is None:
                     continue
