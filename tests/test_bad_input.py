@@ -81,3 +81,18 @@ def test_file_vanishing_mid_run(tmp_path: Path) -> None:
     records, _ = load_worktree(tmp_path, ["a.py", "gone.py"], None, 10**6)
     gone = next(r for r in records if r.path == "gone.py")
     assert gone.error is not None and "cannot read" in gone.error
+
+
+def test_compiler_warnings_about_audited_code_stay_quiet(tmp_path: Path) -> None:
+    # ``"\d"`` is an invalid escape: a DeprecationWarning on 3.11, a SyntaxWarning on 3.12+.
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/child.py": 'PATTERN = "\\d+"\n' + STALE})
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "hookguard", "audit", str(tmp_path),
+         "--format", "json", "--no-cache"],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["path"] for f in report["findings"]] == ["pkg/child.py"]
+    assert not report["errors"]
+    assert "Warning" not in proc.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 import zlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -890,13 +891,23 @@ def _target_names(target: ast.expr) -> Iterator[str]:
             yield from _target_names(element)
 
 
+def parse_quietly(source: str | bytes, path: str = "<unknown>") -> ast.Module:
+    """``ast.parse``, without the compiler's warnings about the audited code (an invalid escape
+    like ``"\\d"`` is a ``SyntaxWarning`` on Python 3.12+): they are not hookguard's to print,
+    and under ``-W error`` they would turn a valid file into a parse failure."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(source, filename=path)
+
+
 def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord:
     """Parse ``data`` and return its record; parse failures give a record with ``error`` set."""
     try:
         if b"\0" in data:
             raise ValueError("file contains NUL bytes (binary, not Python source)")
         try:
-            tree = ast.parse(data, filename=path)
+            tree = parse_quietly(data, path)
         except SyntaxError as original:
             try:
                 text = _decode(data)
@@ -927,7 +938,7 @@ def _parse_newer_grammar(text: str, path: str, original: SyntaxError) -> ast.Mod
         older = attempt(text)
         if older is not None and older != text:
             try:
-                return ast.parse(older, filename=path)
+                return parse_quietly(older, path)
             except SyntaxError:
                 continue
     raise original
