@@ -2,6 +2,7 @@
 
     python benchmarks/mine_incidents.py REPO [--rev REV] [--since DATE] [--max-commits N]
                                              [--paths PATHSPEC ...] [--traps] [--limit N]
+                                             [--composition]
     python benchmarks/mine_incidents.py REPO --fixes      # later fixes of stale overrides
     python benchmarks/mine_incidents.py REPO --messages   # fix-like commit messages
     python benchmarks/mine_incidents.py REPO --rev C --shape NAME   # every def NAME at C
@@ -22,20 +23,32 @@ The miners:
   of the commit, or still defined by the class, are skipped. With ``--traps``, a removal whose
   overrides all went in the same commit is printed as a *trap* candidate.
 * **call changed** (``new-argument`` / ``dropped-parameter``): in a file the commit changed, a
-  ``self.NAME(...)`` call shape (positional count, keyword names) appears that the previous
-  version of the file did not have, and after the commit a subclass (by name) of the calling
-  class defines ``NAME`` in a way that cannot bind it: too few positional parameters, a missing
-  keyword, or a required parameter the call does not fill, with no ``*args``/``**kwargs``.
+  ``self.NAME(...)`` or ``cls.NAME(...)`` (classmethod hooks) call shape (positional count,
+  keyword names) appears that the previous version of the file did not have, and after the
+  commit a subclass (by name) of the calling class defines ``NAME`` in a way that cannot bind
+  it: too few positional parameters, a missing keyword, or a required parameter the call does
+  not fill, with no ``*args``/``**kwargs``.
+* **composition** (``--composition``): the same for ``receiver.NAME(...)`` calls whose receiver
+  is not ``self``, ``cls`` or ``super()`` (``self.chat_template.messages2prompt(p, tools=t)``).
+  The receiver's class is not known, so the family of classes defining ``NAME`` is read: a
+  ``def NAME`` that cannot bind the new shape is reported when an in-repo ancestor's
+  ``def NAME`` can (the family was updated, that subclass was not). Slower: every changed file
+  with a member call is parsed twice.
 * **fixes** (``--fixes``): a commit renames a subclass method to a name its ancestor defines,
   where the ancestor used to define the old name: the later fix of a stale override; the
-  introducing commit is the last one that touched ``def OLD(`` in the ancestor's file.
+  introducing commit is the last one that touched ``def OLD(`` in the ancestor's file. Also a
+  commit that widens a subclass's ``def NAME`` (a parameter, ``*args`` or ``**kwargs`` added)
+  to accept what an ancestor's ``def NAME`` already did (``fix-of-drift``): the later fix of a
+  new-argument break; the introducing commit is the last one before it whose diff of the
+  ancestor's file adds or removes that parameter's name.
 * **messages** (``--messages``): commits whose message reads like the later fix of such a break
   ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
 
-What it cannot see, and the verification must: calls through composition
-(``self.policy.attention(...)``), dispatch by name (``getattr``, ``hasattr``, string hook
-names), class-qualified calls, reachability (whether the subclass overrides the caller too),
-compatibility shims that inspect signatures, and classes defined inside functions.
+What it cannot see, and the verification must: the receiver's class in a call through
+composition (``--composition`` guesses it from the family), dispatch by name (``getattr``,
+``hasattr``, string hook names), class-qualified calls, reachability (whether the subclass
+overrides the caller too), compatibility shims that inspect signatures, and classes defined
+inside functions.
 """
 
 from __future__ import annotations
@@ -50,7 +63,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 DEF_LINE = re.compile(r"^(?P<indent>\s+)(async\s+)?def\s+(?P<name>\w+)\s*\(")
-SELF_CALL = re.compile(r"\bself\.(?P<name>\w+)\(")
+SELF_CALL = re.compile(r"\b(?:self|cls)\.(?P<name>\w+)\(")
+MEMBER_CALL = re.compile(r"(?<!\bself)(?<!\bcls)(?<!super\(\))\.(?P<name>[A-Za-z_]\w*)\(")
 FIX_MESSAGES = (
     r"never (been )?called|not (being )?called|wasn't called|isn't called|"
     r"was not called|is not called|never (run|invoked)|not invoked|"
@@ -73,6 +87,7 @@ class FileDiff:
     added_defs: list[tuple[str, int]] = field(default_factory=list)  # (name, new line)
     removed_calls: list[str] = field(default_factory=list)  # whole removed lines calling self.X(
     added_calls: list[tuple[str, int]] = field(default_factory=list)  # (line text, new line)
+    member_calls: list[str] = field(default_factory=list)  # changed lines calling other.X(
 
 
 @dataclass
@@ -175,6 +190,8 @@ def record(diff: FileDiff, text: str, line: int, *, removed: bool) -> None:
             diff.removed_calls.append(text.strip())
         else:
             diff.added_calls.append((text.strip(), line))
+    if MEMBER_CALL.search(text):
+        diff.member_calls.append(text.strip())
 
 
 def definitions(repo: str, rev: str, name: str) -> list[tuple[str, int]]:
@@ -430,6 +447,66 @@ def mine_fixes(repo: str, commit: Commit) -> Iterator[Candidate]:
                 break
 
 
+def accepted(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The parameter names a def accepts, with ``*`` and ``**`` for its catch-alls."""
+    args = func.args
+    names = {p.arg for p in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    if args.vararg is not None:
+        names.add("*")
+    if args.kwarg is not None:
+        names.add("**")
+    return names
+
+
+def mine_widened(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Commits that widen a subclass's ``def NAME`` (a parameter, ``*args`` or ``**kwargs``
+    added) to accept what an ancestor's ``def NAME`` already accepted: the later fix of an
+    override left with the old shape when the family's call started passing more. The
+    introducing commit is the last one before the fix that changed the ancestor's file where
+    the added parameter appears (``git log -S``)."""
+    for diff in commit.files:
+        old_lines = dict(diff.removed_defs)
+        if not old_lines:
+            continue
+        before = parse(repo, f"{commit.sha}^", diff.path)
+        for name, new_line in diff.added_defs:
+            if name not in old_lines:
+                continue
+            old_func = function_at(repo, f"{commit.sha}^", diff.path, old_lines[name])
+            new_func = function_at(repo, commit.sha, diff.path, new_line)
+            if old_func is None or new_func is None:
+                continue
+            gained = accepted(new_func) - accepted(old_func)
+            owner = enclosing_class(before, old_lines[name])
+            if not gained or owner is None:
+                continue
+            for path, ancestor in ancestors(repo, f"{commit.sha}^", owner):
+                defs = [
+                    item
+                    for item in ancestor.body
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and item.name == name
+                ]
+                if not defs or not (gained & accepted(defs[0])):
+                    continue
+                shared = sorted(gained & accepted(defs[0]))
+                needle = {"*": "*args", "**": "**kwargs"}.get(shared[0], shared[0])
+                introduced = git(
+                    repo, "log", "-n1", "--format=%H %s", f"-S{needle}", f"{commit.sha}^",
+                    "--", path,
+                ).strip()
+                yield Candidate(
+                    "fix-of-drift",
+                    commit.sha,
+                    commit.subject,
+                    f"{path}::{ancestor.name}.{name}",
+                    f"{diff.path}::{owner.name}.{name} gained {', '.join(shared)}; "
+                    f"introduced by: {introduced[:90] or '?'}",
+                    [],
+                )
+                break
+
+
 def cannot_bind(
     func: ast.FunctionDef | ast.AsyncFunctionDef, shape: tuple[int, frozenset[str]]
 ) -> str:
@@ -466,24 +543,58 @@ def function_at(
     return None
 
 
+def call_shape(node: ast.Call) -> tuple[int, frozenset[str]] | None:
+    """(positional count, keyword names) of a call, or None when ``*args``/``**kwargs`` hide it."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    ):
+        return None
+    return len(node.args), frozenset(k.arg for k in node.keywords if k.arg)
+
+
+def is_own_receiver(value: ast.expr) -> bool:
+    """``self.x(...)``, ``cls.x(...)`` or ``super().x(...)``: a call on the caller's own family."""
+    if isinstance(value, ast.Name):
+        return value.id in ("self", "cls")
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
 def self_call_shapes(tree: ast.Module | None) -> dict[str, dict[tuple[int, frozenset[str]], int]]:
-    """Every ``self.name(...)`` call in a module: name -> {(positional count, keywords): line}.
-    Calls with ``*args`` or ``**kwargs`` are left out (their shape is unknown)."""
+    """Every ``self.name(...)`` or ``cls.name(...)`` call in a module: name -> {(positional count,
+    keywords): line}. Calls with ``*args`` or ``**kwargs`` are left out (their shape is unknown)."""
     found: dict[str, dict[tuple[int, frozenset[str]], int]] = {}
     for node in ast.walk(tree) if tree is not None else ():
         if not (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
+            and node.func.value.id in ("self", "cls")
         ):
             continue
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords
-        ):
+        shape = call_shape(node)
+        if shape is not None:
+            found.setdefault(node.func.attr, {}).setdefault(shape, node.lineno)
+    return found
+
+
+def member_call_shapes(
+    tree: ast.Module | None,
+) -> dict[str, dict[tuple[int, frozenset[str]], int]]:
+    """Every ``<receiver>.name(...)`` call whose receiver is not ``self``, ``cls`` or ``super()``
+    (a call through composition: ``self.policy.attention(...)``, ``template.render(...)``)."""
+    found: dict[str, dict[tuple[int, frozenset[str]], int]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
-        shape = (len(node.args), frozenset(k.arg for k in node.keywords if k.arg))
-        found.setdefault(node.func.attr, {}).setdefault(shape, node.lineno)
+        if is_own_receiver(node.func.value):
+            continue
+        shape = call_shape(node)
+        if shape is not None:
+            found.setdefault(node.func.attr, {}).setdefault(shape, node.lineno)
     return found
 
 
@@ -538,6 +649,84 @@ def mine_calls(repo: str, commit: Commit) -> Iterator[Candidate]:
                     break
 
 
+def mine_members(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Calls ``<receiver>.name(...)`` through composition whose shape is new in a file the commit
+    changed, where the receiver's class is unknown to the miner: the family of classes defining
+    ``name`` is read instead. A definition that cannot bind the new shape is reported when an
+    in-repo ancestor's definition of ``name`` can (the family was updated, this class was not)."""
+    for diff in commit.files:
+        names = {
+            match["name"] for text in diff.member_calls for match in MEMBER_CALL.finditer(text)
+        } - SKIP_NAMES
+        names = {name for name in names if not name.startswith("__")}
+        if not names:
+            continue
+        before_all = member_call_shapes(parse(repo, f"{commit.sha}^", diff.path))
+        after_all = member_call_shapes(parse(repo, commit.sha, diff.path))
+        for name in sorted(names):
+            before = set(before_all.get(name, {}))
+            fresh = {
+                shape: at for shape, at in after_all.get(name, {}).items() if shape not in before
+            }
+            if not fresh:
+                continue
+            found = definitions(repo, commit.sha, name)
+            if not 2 <= len(found) <= MAX_DEFINITIONS:
+                continue
+            for shape, line in fresh.items():
+                candidate = family_left_behind(repo, commit, name, shape, found)
+                if candidate is None:
+                    continue
+                base, left = candidate
+                smallest = min((p + len(k) for p, k in before), default=0)
+                kind = "new-argument" if sum_shape(shape) > smallest else "dropped-parameter"
+                detail = (
+                    f"<receiver>.{name}(...) at {diff.path}:{line}: "
+                    f"{sorted(before, key=str)} -> {shape}"
+                )
+                yield Candidate(kind, commit.sha, commit.subject, base, detail, left)
+                break
+
+
+def family_left_behind(
+    repo: str,
+    commit: Commit,
+    name: str,
+    shape: tuple[int, frozenset[str]],
+    found: list[tuple[str, int]],
+) -> tuple[str, list[str]] | None:
+    """For a call shape of ``name``: the ancestor whose ``def name`` binds it ('path::Class.name')
+    and the subclasses' definitions that cannot, or None when there is no such split."""
+    binds: dict[str, str] = {}  # class name -> path
+    fails: list[tuple[str, int, ast.ClassDef, str]] = []
+    for path, at in found:
+        func = function_at(repo, commit.sha, path, at)
+        owner = enclosing_class(parse(repo, commit.sha, path), at)
+        if func is None or owner is None:
+            continue
+        why = cannot_bind(func, shape)
+        if why:
+            fails.append((path, at, owner, why))
+        else:
+            binds.setdefault(owner.name, path)
+    if not fails or not binds:
+        return None
+    left: list[str] = []
+    base = ""
+    for path, at, owner, why in fails:
+        for ancestor, ancestor_path in binds.items():
+            if ancestor == owner.name:
+                continue
+            chain = inherits(repo, commit.sha, base_names(owner), ancestor)
+            if chain is None:
+                continue
+            untouched = "" if path in commit.touched() else " (file untouched)"
+            left.append(f"{path}:{at} {' < '.join([owner.name, *chain])}: {why}{untouched}")
+            base = base or f"{ancestor_path}::{ancestor}.{name}"
+            break
+    return (base, left) if left else None
+
+
 def sum_shape(shape: tuple[int, frozenset[str]]) -> int:
     return shape[0] + len(shape[1])
 
@@ -585,6 +774,11 @@ def main(argv: list[str] | None = None) -> int:
         "--paths", nargs="+", help="only commits touching these pathspecs (the base files)"
     )
     parser.add_argument("--shape", metavar="NAME", help="list every def NAME at --rev and stop")
+    parser.add_argument(
+        "--composition",
+        action="store_true",
+        help="also calls through composition (receiver.NAME(...), the receiver's class unknown)",
+    )
     options = parser.parse_args(argv)
     if options.shape:
         print("\n".join(shapes(options.repo, options.rev, options.shape)))
@@ -597,9 +791,13 @@ def main(argv: list[str] | None = None) -> int:
         options.repo, options.rev, options.since, options.max_commits, options.paths
     ):
         found = (
-            mine_fixes(options.repo, commit)
+            (*mine_fixes(options.repo, commit), *mine_widened(options.repo, commit))
             if options.fixes
-            else (*mine_removed(options.repo, commit), *mine_calls(options.repo, commit))
+            else (
+                *mine_removed(options.repo, commit),
+                *mine_calls(options.repo, commit),
+                *(mine_members(options.repo, commit) if options.composition else ()),
+            )
         )
         for candidate in found:
             if candidate.kind == "trap" and not options.traps:

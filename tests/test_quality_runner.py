@@ -304,3 +304,139 @@ def test_runner_end_to_end_on_a_real_repository(
     assert q.main(["--clones", str(clones), "--corpus", str(tmp_path / "corpus.toml"),
                    "--only", "precision", "--ledger", str(tmp_path / "ledger.md")]) == 0
     assert "corpus.toml pins" in capsys.readouterr().out
+
+
+# -- benchmarks/mine_incidents.py: the miners that propose candidates --------------------------
+
+def _miner() -> ModuleType:
+    name = "hookguard_bench_miner"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "mine_incidents.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _mine(repo: GitRepo, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    miner = _miner()
+    miner.parse.cache_clear()
+    miner.classes_named.cache_clear()
+    miner._SOURCES.clear()
+    capsys.readouterr()
+    assert miner.main([str(repo.root), *args]) == 0
+    return capsys.readouterr().out
+
+
+HOOKS = """
+class Base:
+    def run(self):
+        return self.hook(1)
+
+    def hook(self, a):
+        return a
+
+
+class Sub(Base):
+    def hook(self, a):
+        return a + 1
+
+    def helper(self, a):
+        return a
+"""
+
+
+def test_miner_fixes_finds_a_widened_override_and_the_commit_that_broke_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = GitRepo(tmp_path / "widen")
+    repo.commit("Add hooks", {"pkg/hooks.py": HOOKS})
+    base_def = "def hook(self, a):\n        return a\n"
+    broke = repo.commit("Pass extra", {"pkg/hooks.py": HOOKS.replace(
+        "self.hook(1)", "self.hook(1, extra=2)").replace(
+        base_def, base_def.replace("a):", "a, extra=None):"))})
+    stale = (tmp_path / "widen/pkg/hooks.py").read_text()
+    fixed = repo.commit("Fix Sub", {"pkg/hooks.py": stale.replace(
+        "def hook(self, a):", "def hook(self, a, extra=None):")})
+    out = _mine(repo, capsys, "--fixes")
+    assert f"fix-of-drift      {fixed[:12]}" in out
+    assert "pkg/hooks.py::Sub.hook gained extra" in out and f"introduced by: {broke}" in out
+    assert "base: pkg/hooks.py::Base.hook" in out
+
+    # a widened def that no ancestor defines (Sub.helper) is no fix of a drift
+    repo.commit("Widen helper", {"pkg/hooks.py": (tmp_path / "widen/pkg/hooks.py").read_text()
+                                 .replace("def helper(self, a):", "def helper(self, a, b=0):")})
+    assert "Sub.helper" not in _mine(repo, capsys, "--fixes")
+
+
+TEMPLATES = """
+class Template:
+    def render(self, text, **kwargs):
+        return text
+
+
+class Plain(Template):
+    def render(self, text):
+        return text
+
+
+class Unrelated:
+    def render(self, text):
+        return text
+"""
+ENGINE = """
+class Engine:
+    def __init__(self, template):
+        self.template = template
+
+    def go(self, text):
+        return self.template.render(text)
+"""
+
+
+def test_miner_composition_reports_a_family_member_that_cannot_bind_the_new_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = GitRepo(tmp_path / "compose")
+    repo.commit("Add engine", {"pkg/templates.py": TEMPLATES, "pkg/engine.py": ENGINE})
+    change = repo.commit("Pass tools", {"pkg/engine.py": ENGINE.replace(
+        "render(text)", "render(text, tools=None)")})
+    out = _mine(repo, capsys, "--composition")
+    assert f"new-argument      {change[:12]}" in out
+    assert "base: pkg/templates.py::Template.render" in out
+    assert "pkg/templates.py:7 Plain < Template: no parameter tools (file untouched)" in out
+    assert "Unrelated" not in out  # not in the family: its def says nothing about this call
+    assert change[:12] not in _mine(repo, capsys)  # composition calls are opt-in
+
+
+FACTORY = """
+class Factory:
+    @classmethod
+    def make(cls):
+        return cls.build(1)
+
+    @classmethod
+    def build(cls, a):
+        return a
+
+
+class Special(Factory):
+    @classmethod
+    def build(cls, a):
+        return a * 2
+"""
+
+
+def test_miner_reads_classmethod_hooks_called_through_cls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = GitRepo(tmp_path / "factory")
+    repo.commit("Add factory", {"pkg/factory.py": FACTORY})
+    change = repo.commit("Pass b", {"pkg/factory.py": FACTORY.replace(
+        "cls.build(1)", "cls.build(1, b=2)").replace(
+        "def build(cls, a):\n        return a\n", "def build(cls, a, b=0):\n        return a\n")})
+    out = _mine(repo, capsys)
+    assert f"new-argument      {change[:12]}" in out
+    assert "Special < Factory: no parameter b" in out
