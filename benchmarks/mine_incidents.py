@@ -477,6 +477,8 @@ def mine_widened(repo: str, commit: Commit) -> Iterator[Candidate]:
             if old_func is None or new_func is None:
                 continue
             gained = accepted(new_func) - accepted(old_func)
+            if "**" in accepted(old_func):
+                gained &= {"*"}  # a keyword the old def's **kwargs absorbed never failed to bind
             owner = enclosing_class(before, old_lines[name])
             if not gained or owner is None:
                 continue

@@ -370,6 +370,15 @@ def test_miner_fixes_finds_a_widened_override_and_the_commit_that_broke_it(
                                  .replace("def helper(self, a):", "def helper(self, a, b=0):")})
     assert "Sub.helper" not in _mine(repo, capsys, "--fixes")
 
+    # nor is naming a keyword that the override's **kwargs already absorbed
+    kwargs_repo = GitRepo(tmp_path / "absorbed")
+    absorbed = HOOKS.replace("def hook(self, a):", "def hook(self, a, more=None):", 1).replace(
+        "def hook(self, a):", "def hook(self, a, **kwargs):")
+    kwargs_repo.commit("Add hooks", {"pkg/hooks.py": absorbed})
+    named = kwargs_repo.commit("Name it", {"pkg/hooks.py": absorbed.replace(
+        "def hook(self, a, **kwargs):", "def hook(self, a, more=None, **kwargs):")})
+    assert named[:12] not in _mine(kwargs_repo, capsys, "--fixes")
+
 
 TEMPLATES = """
 class Template:
