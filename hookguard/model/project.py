@@ -5,7 +5,6 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 
 from __future__ import annotations
 
-import re
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -382,13 +381,12 @@ def _namespace_names(
              and _top_directory(r) is not None]
     if not short:
         return records, {}  # every name already starts at the checkout's root
-    tops = sorted({r.module.split(".")[0] for r in short})
-    naming = re.compile(r"(?:^|\.)(?:" + "|".join(map(re.escape, tops)) + r")(?:\.|$)").search
+    tops = frozenset(r.module.split(".")[0] for r in short)
     uses: Counter[str] = Counter()  # dotted name -> imports of it or of something inside it
     for record in records:
         for target in (*record.imports.values(), *record.star_imports):
-            if naming(target):
-                parts = target.split(".")
+            parts = target.split(".")
+            if not tops.isdisjoint(parts):
                 uses.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
     if not uses:
         return records, {}
