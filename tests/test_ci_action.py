@@ -577,3 +577,18 @@ def test_no_cache_saved_under_pull_request_target(tmp_path: Path) -> None:
     run = run_action(workspace, tmp_path / "runner", {}, target, store)
     assert "Restore the hookguard cache" in run.ran and run.outputs["errors"] == "1"
     assert "Save the hookguard cache" not in run.ran and store.saved == []
+
+
+def test_working_directory_runs_inside_and_caches_at_the_root(tmp_path: Path) -> None:
+    upstream = upstream_repo(tmp_path / "upstream")
+    upstream.commit("Rename build_tables", {
+        "core/manager.py": BASE.replace("build_tables", "prepare_tables")})
+    workspace, sha = checkout(upstream, tmp_path / "w", "main")
+    store = CacheStore(tmp_path / "store")
+    inside = run_action(workspace, tmp_path / "r1", {"working-directory": "plugins"},
+                        push_context(sha), store)
+    assert inside.outputs["errors"] == "1"  # the stale override in plugins/sparse.py
+    assert Path(inside.uses["actions/cache/save@v4"]["path"]) == workspace / CACHE_DIR_NAME
+    elsewhere = run_action(workspace, tmp_path / "r2",
+                           {"working-directory": "pkg", "cache": "false"}, push_context(sha), store)
+    assert (elsewhere.outputs["errors"], elsewhere.failed) == ("0", None)  # nothing under pkg/
