@@ -458,6 +458,13 @@ def accepted(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names
 
 
+def arity(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many named parameters a def has, ``self``/``cls`` left out."""
+    args = func.args
+    names = [p.arg for p in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return len([n for n in names if n not in ("self", "cls")])
+
+
 def mine_widened(repo: str, commit: Commit) -> Iterator[Candidate]:
     """Commits that widen a subclass's ``def NAME`` (a parameter, ``*args`` or ``**kwargs``
     added) to accept what an ancestor's ``def NAME`` already accepted: the later fix of an
@@ -476,9 +483,11 @@ def mine_widened(repo: str, commit: Commit) -> Iterator[Candidate]:
             new_func = function_at(repo, commit.sha, diff.path, new_line)
             if old_func is None or new_func is None:
                 continue
-            gained = accepted(new_func) - accepted(old_func)
+            gained = accepted(new_func) - accepted(old_func) - {"self", "cls"}
             if "**" in accepted(old_func):
                 gained &= {"*"}  # a keyword the old def's **kwargs absorbed never failed to bind
+            if not gained & {"*", "**"} and arity(new_func) <= arity(old_func):
+                continue  # a parameter renamed in place, or a staticmethod made a classmethod
             owner = enclosing_class(before, old_lines[name])
             if not gained or owner is None:
                 continue
