@@ -379,6 +379,15 @@ def test_miner_fixes_finds_a_widened_override_and_the_commit_that_broke_it(
         "def hook(self, a, **kwargs):", "def hook(self, a, more=None, **kwargs):")})
     assert named[:12] not in _mine(kwargs_repo, capsys, "--fixes")
 
+    # nor is a parameter renamed in place to the ancestor's name (callers pass it positionally)
+    renamed_repo = GitRepo(tmp_path / "renamed")
+    aligned = HOOKS.replace("def hook(self, a):", "def hook(self, a, extra=None):", 1)
+    renamed_repo.commit("Add hooks", {"pkg/hooks.py": aligned.replace(
+        "def hook(self, a):", "def hook(self, a, other=None):")})
+    rename = renamed_repo.commit("Rename it", {"pkg/hooks.py": aligned.replace(
+        "def hook(self, a):", "def hook(self, a, extra=None):")})
+    assert rename[:12] not in _mine(renamed_repo, capsys, "--fixes")
+
 
 TEMPLATES = """
 class Template:
