@@ -1329,3 +1329,90 @@ def test_legacy_hook_is_refused():
     result = audit([repo.root], Options(use_cache=False))
     stale = {f.symbol for f in result.findings if f.code == "HG001"}
     assert stale == {"tests.test_module.EpochModel.training_epoch_end"}
+
+
+PIPELINE = '''
+class Pipeline:
+    def remove_all_hooks(self):
+        self._all_hooks = []
+
+    def enable_offload(self, gpu_id=None, device="cuda"):
+        self.remove_all_hooks()
+        for model in ("unet", "vae"):
+            self._all_hooks.append((model, device))
+
+    def maybe_free_hooks(self):
+        if not hasattr(self, "_all_hooks") or len(self._all_hooks) == 0:
+            return  # offloading was never enabled
+        self.enable_offload(device="cuda")
+
+    def __call__(self, prompt):
+        self.maybe_free_hooks()
+        return prompt
+'''
+
+
+def test_a_call_behind_an_exit_every_instance_takes_is_no_error(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/pipeline.py": PIPELINE,
+        "pkg/music.py": '''
+            from pkg.pipeline import Pipeline
+
+
+            class MusicPipeline(Pipeline):  # never fills _all_hooks: the exit is always taken
+                def enable_offload(self, gpu_id=0):
+                    self.final_hook = gpu_id
+
+
+            class HookedPipeline(Pipeline):  # fills it itself: the call runs and fails
+                def enable_offload(self, gpu_id=0):
+                    self._all_hooks = [gpu_id]
+        ''',
+    })
+    assert "HG002 pkg.music.MusicPipeline.enable_offload" not in found
+    assert "HG002 pkg.music.HookedPipeline.enable_offload" in errors(found)
+
+
+def test_a_call_after_a_skip_on_a_property_that_returns_none_is_no_error(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {
+        "tests/__init__.py": "",
+        "tests/compile.py": '''
+            import pytest
+
+
+            class CompileTesterMixin:
+                @property
+                def different_shapes(self):
+                    return None
+
+                def get_dummy_inputs(self, height=8, width=8):
+                    return height, width
+
+                def test_compile_on_different_shapes(self):
+                    if self.different_shapes is None:
+                        pytest.skip("no shapes to compile for")
+                    for height, width in self.different_shapes:
+                        self.get_dummy_inputs(height=height, width=width)
+        ''',
+        "tests/test_models.py": '''
+            from tests.compile import CompileTesterMixin
+
+
+            class TestFlowCompile(CompileTesterMixin):  # keeps the None: the test skips
+                def get_dummy_inputs(self):
+                    return 8, 8
+
+
+            class TestFluxCompile(CompileTesterMixin):  # gives shapes: the call runs
+                @property
+                def different_shapes(self):
+                    return [(4, 4)]
+
+                def get_dummy_inputs(self):
+                    return 4, 4
+        ''',
+    })
+    assert "HG002 tests.test_models.TestFlowCompile.get_dummy_inputs" not in found
+    assert "HG002 tests.test_models.TestFluxCompile.get_dummy_inputs" in errors(found)

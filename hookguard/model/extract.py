@@ -286,10 +286,15 @@ class _MethodScanner:
         self.rebound: set[str] = set()  # variables given to setattr(self, <variable>, ...)
         self.local_prefixes: dict[str, str] = {}  # ``name = "_print_" + kind``
         self.narrowed: dict[str, str] = {}  # ``if isinstance(target, Layer):`` target -> Layer
+        self.exits: tuple[str, ...] = ()  # early exits passed so far in the method's own body
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
+        exits: list[str] = []
         for stmt in body:
             self._stmt(stmt, None)
+            if isinstance(stmt, ast.If) and _exits(stmt) and self._mentions_self(stmt):
+                exits.append(ast.unparse(stmt.test))
+                self.exits = tuple(exits)  # what the calls after it run past
 
     def _stmt(self, stmt: ast.stmt, condition: str | None) -> None:
         if isinstance(stmt, ast.If):
@@ -333,7 +338,8 @@ class _MethodScanner:
             for target in targets:
                 for attr, line in self._self_targets(target):
                     self.assigns.append(
-                        Assignment(attr, line, condition, isinstance(stmt, ast.AugAssign))
+                        Assignment(attr, line, condition, isinstance(stmt, ast.AugAssign),
+                                   _is_empty(stmt.value))
                     )
                 if isinstance(target, ast.Attribute) and self._is_self(target.value):
                     self._member(target.attr, stmt)
@@ -513,6 +519,7 @@ class _MethodScanner:
                 star_kwargs=any(k.arg is None for k in call.keywords),
                 condition=condition,
                 explicit_base=explicit,
+                exits=self.exits,
             )
         )
 
@@ -819,6 +826,32 @@ def _is_type_checking(test: ast.expr) -> bool:
     """``if TYPE_CHECKING:`` or ``if typing.TYPE_CHECKING:``."""
     name = dotted_name(test)
     return name is not None and name.rsplit(".", 1)[-1] == "TYPE_CHECKING"
+
+
+def _is_empty(value: ast.expr | None) -> bool:
+    """``None``, ``False``, ``0``, ``""``, or an empty ``[]``/``{}``/``()``/``set()``/``dict()``."""
+    if isinstance(value, ast.Constant):
+        return not value.value
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return not value.elts
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+            and value.func.id in ("list", "dict", "set", "tuple") and not value.args
+            and not value.keywords)
+
+
+def _exits(stmt: ast.If) -> bool:
+    """``if <test>: ... return`` (or ``raise``, ``pytest.skip(...)``, ``self.skipTest(...)``)
+    with no ``else``: what follows runs only when the test is false."""
+    if stmt.orelse or not stmt.body:
+        return False
+    last = stmt.body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Attribute)
+            and last.value.func.attr in ("skip", "skipTest"))
 
 
 def _does_nothing(stmt: ast.stmt) -> bool:

@@ -89,3 +89,11 @@ def _implementations(classes: list[ClassInfo], name: str) -> list[MethodRecord]:
         if not any(c.name == name and c.receiver in ("super", "explicit") for c in method.calls):
             break
     return found
+
+
+def running_methods(project: Project, info: ClassInfo) -> list[MethodRecord]:
+    """Every definition a call on an instance of ``info`` can run: for each name, the first in
+    the MRO and those it reaches through ``super()``."""
+    classes = [node for node in project.mro(info) if isinstance(node, ClassInfo)]
+    names = dict.fromkeys(name for c in classes for name in c.record.methods)
+    return [m for name in names for m in _implementations(classes, name)]

@@ -59,6 +59,9 @@ class CallSite(NamedTuple):
     star_kwargs: bool  # ``**kwargs`` at the call: keywords are a lower bound
     condition: str | None = None  # source of the enclosing ``if`` test, when there is one
     explicit_base: str | None = None  # ``Base`` of ``Base.name(self, ...)``; a member's name
+    # sources of the tests of ``if <test>: return`` (or raise, or a skip) before the call in
+    # the method's own body: the call runs only when each of them is false
+    exits: tuple[str, ...] = ()
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
@@ -69,6 +72,7 @@ class Assignment(NamedTuple):
     line: int
     condition: str | None = None
     augmented: bool = False  # ``self.x += 1``: an update, not an initialisation
+    empty: bool = False  # assigned None, False, 0, "" or an empty [], {}, (), set()
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__
