@@ -21,6 +21,7 @@ from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import PathFilter
+from hookguard.rules.base import is_dunder
 
 if TYPE_CHECKING:
     from hookguard.model.cache import RecordCache
@@ -122,6 +123,55 @@ def hook_changes(
                 )
             )
     return changes
+
+
+def orphaned_overrides(
+    base: Project, head: Project, changed: Collection[str], known: Sequence[HookChange]
+) -> list[HookChange]:
+    """Overrides whose hook left their bases without any class losing it: the change moved or
+    renamed the base class, switched the subclass to new bases, or replaced the method with a
+    module function. Before, a base defined the method and the line called it on ``self``;
+    after, no base defines it or calls it on ``self`` (and none outside the checkout may), and
+    the subclass's own family does not call it either: the override no longer runs."""
+    seen = {(c.class_fq, c.old) for c in known}
+    changed = frozenset(changed)
+    found: list[HookChange] = []
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is None or not ({before.file.path, after.file.path} & changed
+                                  or _bases_changed(base, head, before, after, changed)):
+            continue
+        head_bases = [a for a in head.ancestors(after) if isinstance(a, ClassInfo)]
+        if not head_bases:
+            continue
+        for name in after.record.methods:
+            if is_dunder(name) or name not in before.record.methods:
+                continue
+            owner = base.defining_ancestor(before, name)
+            if not isinstance(owner, ClassInfo) or name not in base.inherited_refs(before):
+                continue  # not an override of a hook its bases called
+            if any((a.fq, name) in seen for a in head_bases):
+                continue  # a base that lost it is already known
+            if isinstance(head.defining_ancestor(after, name), ClassInfo) or (
+                name in head.inherited_refs(after)
+                or head.unknown_before(after, None, name) is not None
+                or any(name in d.record.self_refs for d in (after, *head.descendants(after)))
+            ):
+                continue  # still a hook, maybe a hook, or the family's own method
+            found.append(HookChange(
+                class_fq=head_bases[0].fq, old=name, new=None, commit="", short="",
+                subject="", path=owner.file.path, owner=owner.fq,
+            ))
+    return found
+
+
+def _bases_changed(
+    base: Project, head: Project, before: ClassInfo, after: ClassInfo, changed: frozenset[str]
+) -> bool:
+    """Whether a file holding one of the class's bases, before or after, changed."""
+    return any(
+        isinstance(a, ClassInfo) and a.file.path in changed
+        for a in (*base.ancestors(before), *head.ancestors(after)))
 
 
 def _undispatched(
@@ -267,7 +317,9 @@ def run_gate(
     contracts = workspace.load_contracts(options.contracts)
     history = HistoryIndex(repo) if rev_range else None
     changed = _changed_paths(base_entries, head_entries)
-    changes = _attribute(hook_changes(base_project, head_project, changed), history, rev_range)
+    lost = hook_changes(base_project, head_project, changed)
+    lost += orphaned_overrides(base_project, head_project, changed, lost)
+    changes = _attribute(lost, history, rev_range)
     signature_changes = call_changes(base_project, head_project)
     if rev_range is not None:
         signature_changes = [

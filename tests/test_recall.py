@@ -774,3 +774,40 @@ def test_a_removed_hook_overridden_in_a_class_a_test_method_defines(
     (repo.root / "pkg" / "report.py").write_text("def report(ns):\n    return ns.modules()\n")
     result = audit([repo.root], Options(use_cache=False))
     assert not [f for f in result.findings if f.code == "HG001"]
+
+
+def test_an_override_whose_bases_the_change_replaced_loses_its_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    mixin = ("class LoraLoaderMixin:\n    def unload(self):\n        self._remove_patch()\n\n"
+             "    def _remove_patch(self):\n        return None\n")
+    base_mixin = ("def _remove_patch(model):\n    return model\n\n\n"
+                  "class LoraBaseMixin:\n    def unload(self):\n        _remove_patch(self)\n")
+    community = '''
+        from pkg.{module} import {base}
+
+
+        class LongPromptPipeline({base}):  # untouched body: its override stops running
+            def _remove_patch(self):
+                self.patched = False
+
+
+        class OwnCleanup({base}):  # calls its method itself: it runs
+            def _remove_patch(self):
+                self.patched = False
+
+            def close(self):
+                self._remove_patch()
+    '''
+    repo = git_repo()
+    repo.commit("lora", {"pkg/__init__.py": "", "pkg/lora.py": mixin, "examples/__init__.py": "",
+                         "examples/community.py": textwrap.dedent(
+                             community.format(module="lora", base="LoraLoaderMixin"))})
+    base = repo.git("rev-parse", "HEAD").strip()
+    (repo.root / "pkg" / "lora.py").unlink()
+    repo.commit("Split the LoRA loaders", {
+        "pkg/lora_base.py": base_mixin,
+        "examples/community.py": textwrap.dedent(
+            community.format(module="lora_base", base="LoraBaseMixin")),
+    })
+    assert errors(gate(repo, base)) == {"HG001 examples.community.LongPromptPipeline._remove_patch"}

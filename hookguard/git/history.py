@@ -50,6 +50,9 @@ class HookChange:
     # The change itself added the name as a string in another file (a validator that refuses
     # overrides of the removed hook): that lookup keeps no override alive (``check`` only).
     refused: bool = False
+    # The class that defined the hook, when not ``class_fq`` (an override whose bases the change
+    # replaced: ``class_fq`` is its new nearest base, which never had the hook; ``check`` only).
+    owner: str = ""
 
     @property
     def kind(self) -> str:

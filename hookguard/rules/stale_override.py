@@ -26,6 +26,8 @@ class _Evidence:
         if self.kind == "override-decorator":
             return "it is decorated with @override, but no base class defines it"
         where = self.ancestor.name if self.ancestor else "its base"
+        if self.change is not None and self.change.owner:
+            where = self.change.owner.rsplit(".", 1)[-1]
         if self.kind == "contract":
             return (
                 f"the contract at {self.source} says {where}.{self.old} "
