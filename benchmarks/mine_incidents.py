@@ -472,50 +472,83 @@ def mine_widened(repo: str, commit: Commit) -> Iterator[Candidate]:
     introducing commit is the last one before the fix that changed the ancestor's file where
     the added parameter appears (``git log -S``)."""
     for diff in commit.files:
-        old_lines = dict(diff.removed_defs)
-        if not old_lines:
+        if not diff.removed_defs or not diff.added_defs:
             continue
         before = parse(repo, f"{commit.sha}^", diff.path)
+        after = parse(repo, commit.sha, diff.path)
+        old_lines: dict[tuple[str, str], int] = {}  # (class, def) -> line before the commit
+        for name, line in diff.removed_defs:
+            owner = enclosing_class(before, line)
+            if owner is not None:
+                old_lines.setdefault((owner.name, name), line)
         for name, new_line in diff.added_defs:
-            if name not in old_lines:
+            new_owner = enclosing_class(after, new_line)
+            if new_owner is None or (new_owner.name, name) not in old_lines:
                 continue
-            old_func = function_at(repo, f"{commit.sha}^", diff.path, old_lines[name])
+            old_line = old_lines.pop((new_owner.name, name))
+            old_func = function_at(repo, f"{commit.sha}^", diff.path, old_line)
             new_func = function_at(repo, commit.sha, diff.path, new_line)
             if old_func is None or new_func is None:
                 continue
             gained = accepted(new_func) - accepted(old_func) - {"self", "cls"}
             if "**" in accepted(old_func):
                 gained &= {"*"}  # a keyword the old def's **kwargs absorbed never failed to bind
+            if "*" in accepted(old_func):  # nor did a positional its *args absorbed
+                gained &= {p.arg for p in new_func.args.kwonlyargs} | {"**"}
             if not gained & {"*", "**"} and arity(new_func) <= arity(old_func):
                 continue  # a parameter renamed in place, or a staticmethod made a classmethod
-            owner = enclosing_class(before, old_lines[name])
+            owner = enclosing_class(before, old_line)
             if not gained or owner is None:
                 continue
-            for path, ancestor in ancestors(repo, f"{commit.sha}^", owner):
-                defs = [
-                    item
-                    for item in ancestor.body
-                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and item.name == name
-                ]
-                if not defs or not (gained & accepted(defs[0])):
-                    continue
-                shared = sorted(gained & accepted(defs[0]))
-                needle = {"*": "*args", "**": "**kwargs"}.get(shared[0], shared[0])
-                introduced = git(
-                    repo, "log", "-n1", "--format=%H %s", f"-S{needle}", f"{commit.sha}^",
-                    "--", path,
-                ).strip()
-                yield Candidate(
-                    "fix-of-drift",
-                    commit.sha,
-                    commit.subject,
-                    f"{path}::{ancestor.name}.{name}",
-                    f"{diff.path}::{owner.name}.{name} gained {', '.join(shared)}; "
-                    f"introduced by: {introduced[:90] or '?'}",
-                    [],
-                )
-                break
+            found = updated_relative(repo, f"{commit.sha}^", owner, name, gained)
+            if found is None:
+                continue
+            path, relative, shared = found
+            needle = {"*": "*args", "**": "**kwargs"}.get(shared[0], shared[0])
+            introduced = git(
+                repo, "log", "-n1", "--format=%H %s", f"-S{needle}", f"{commit.sha}^", "--", path
+            ).strip()
+            yield Candidate(
+                "fix-of-drift",
+                commit.sha,
+                commit.subject,
+                f"{path}::{relative}.{name}",
+                f"{diff.path}::{owner.name}.{name} gained {', '.join(shared)}; "
+                f"introduced by: {introduced[:90] or '?'}",
+                [],
+            )
+
+
+def updated_relative(
+    repo: str, rev: str, owner: ast.ClassDef, name: str, gained: set[str]
+) -> tuple[str, str, list[str]] | None:
+    """A class related to ``owner`` whose ``def name`` already accepted some of ``gained`` at
+    ``rev``: an ancestor first, else a sibling (a class sharing one of ``owner``'s three
+    nearest ancestors, its family updated while ``owner`` was not). (path, class, shared)."""
+    lineage = list(ancestors(repo, rev, owner))
+    for path, ancestor in lineage:
+        defs = [
+            item
+            for item in ancestor.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name
+        ]
+        if defs and gained & accepted(defs[0]):
+            return path, ancestor.name, sorted(gained & accepted(defs[0]))
+    nearest = [ancestor.name for _, ancestor in lineage[:3]]
+    if not nearest:
+        return None
+    candidates = definitions(repo, rev, name)
+    if len(candidates) > MAX_DEFINITIONS:
+        return None
+    for path, at in candidates:
+        func = function_at(repo, rev, path, at)
+        sibling = enclosing_class(parse(repo, rev, path), at)
+        if func is None or sibling is None or sibling.name == owner.name:
+            continue
+        shared = gained & accepted(func)
+        if shared and any(inherits(repo, rev, base_names(sibling), up) for up in nearest):
+            return path, sibling.name, sorted(shared)
+    return None
 
 
 def cannot_bind(

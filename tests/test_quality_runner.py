@@ -389,6 +389,40 @@ def test_miner_fixes_finds_a_widened_override_and_the_commit_that_broke_it(
     assert rename[:12] not in _mine(renamed_repo, capsys, "--fixes")
 
 
+SIBLINGS = """
+class Executor:
+    def connect(self, request):
+        raise NotImplementedError
+
+
+class RayExecutor(Executor):
+    def connect(self, engine_id, request):
+        return engine_id, request
+
+
+class UniExecutor(Executor):
+    def connect(self, request):
+        return request
+"""
+
+
+def test_miner_fixes_reads_a_sibling_when_the_base_itself_lags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = GitRepo(tmp_path / "siblings")
+    repo.commit("Add executors", {"pkg/executor.py": SIBLINGS})
+    repo.commit("Call with the engine id", {"pkg/conn.py": (
+        "def connect(executor, request):\n"
+        "    return executor.connect(engine_id=1, request=request)\n")})
+    fixed = repo.commit("Fix UniExecutor", {"pkg/executor.py": SIBLINGS.replace(
+        "    def connect(self, request):\n        return request",
+        "    def connect(self, engine_id, request):\n        return request")})
+    out = _mine(repo, capsys, "--fixes")
+    assert f"fix-of-drift      {fixed[:12]}" in out
+    assert "base: pkg/executor.py::RayExecutor.connect" in out
+    assert "UniExecutor.connect gained engine_id" in out
+
+
 TEMPLATES = """
 class Template:
     def render(self, text, **kwargs):
