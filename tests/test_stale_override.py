@@ -413,6 +413,25 @@ def test_method_written_after_the_hook_was_removed_reuses_the_name(
     assert stale(run(repo.root)) == {}
 
 
+def test_a_method_the_removing_change_moved_down_into_a_subclass_is_not_stale(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    base = ("class Poly:\n    def add(self, other):\n        return self.unify(other)\n\n"
+            "    def unify(self, other):\n        return self, other\n")
+    child = "from pkg.base import Poly\n\nclass Sparse(Poly):\n    def unify(self, other):\n" \
+            "        return other, self\n"
+    repo.commit("poly", {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/sparse.py": child})
+    # One commit renames the hook and moves the old method down into a new subclass.
+    repo.commit("Add a Python subclass", {
+        "pkg/base.py": base.replace("unify", "unify_poly"),
+        "pkg/python.py": "from pkg.base import Poly\n\nclass PythonPoly(Poly):\n"
+                         "    def unify(self, other):\n        return self, other\n",
+    })
+    # Sparse's override predates the change: still stale. PythonPoly's was written by it.
+    assert list(stale(run(repo.root))) == ["pkg.sparse.Sparse.unify"]
+
+
 def test_test_methods_run_by_their_own_name(git_repo: Callable[..., GitRepo]) -> None:
     repo = git_repo()
     base = "class Mixin:\n    def run(self):\n        self.test_old()\n\n" \

@@ -440,11 +440,15 @@ class HistoryIndex:
             return removal.commit, removal.short, removal.subject
         return None
 
-    def written_after(self, path: str, start: int, end: int, when: int) -> bool:
-        """Whether every committed line of ``path[start:end]`` is newer than ``when``.
+    def written_after(
+        self, path: str, start: int, end: int, when: int, change: str = ""
+    ) -> bool:
+        """Whether every committed line of ``path[start:end]`` is newer than ``when``, or was
+        written by ``change`` (the commit that removed the hook) itself.
 
-        Then the method was written after the hook it seems to override had gone: a new method
-        that reuses an old name, not a forgotten override. Uncommitted lines prove nothing.
+        Then the method was written after the hook it seems to override had gone, or by the
+        change that removed it (a method moved down into a new subclass): a method that reuses
+        an old name knowingly, not a forgotten override. Uncommitted lines prove nothing.
         """
         try:
             out = self.repo.git("blame", "--porcelain", "-L", f"{start},{end}", "--", path)
@@ -456,7 +460,8 @@ class HistoryIndex:
             if _BLAME_HEADER.match(line):
                 commit = line[:40]
             elif line.startswith(b"committer-time ") and commit.strip(b"0"):
-                times.append(int(line.split()[1]))
+                by_change = bool(change) and commit.decode("ascii") == change
+                times.append(when + 1 if by_change else int(line.split()[1]))
         return bool(times) and min(times) > when
 
     def _previous_names(self, paths: Iterable[str]) -> dict[str, list[str]]:

@@ -304,7 +304,7 @@ class StaleOverride(Rule):
             not calls_super  # ``super().name(...)`` proves it was written as an override
             and ctx.history is not None
             and ctx.history.written_after(info.file.path, method.line, method.end_line,
-                                          change.when)
+                                          change.when, change.commit)
         ):
             return None  # written after the hook had gone: a new method reusing the name
         chain = self._chain(ctx, info, evidence.ancestor)
