@@ -10,8 +10,8 @@ superset of what extraction calls a method (any ``def`` directly in a class's sc
 any compound statement), so it only ever rules out, never rules in.
 
 Blobs that ``ast`` cannot parse (Python 2 files in an old history, say) go straight to full
-extraction, which applies its own grammar repairs. Worker processes import only this module,
-:mod:`hookguard.model.extract` and the stdlib, never libcst.
+extraction, which applies its own grammar repairs (and imports libcst for them, as the
+loader's workers do for such files).
 """
 
 from __future__ import annotations
