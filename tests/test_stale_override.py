@@ -11,6 +11,8 @@ import pytest
 
 from hookguard.engine import Options, audit
 from hookguard.findings import Finding, Severity
+from hookguard.git.history import HistoryIndex
+from hookguard.git.repo import Repo
 from tests.conftest import GitRepo, load_fixture_builder, write_tree
 
 build = load_fixture_builder()
@@ -432,6 +434,21 @@ def test_a_method_the_removing_change_moved_down_into_a_subclass_is_not_stale(
     assert list(stale(run(repo.root))) == ["pkg.sparse.Sparse.unify"]
 
 
+def test_a_class_the_change_itself_added_to_a_file(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": "class Poly:\n    pass\n"})
+    added = repo.commit("Add a subclass in the same file", {
+        "pkg/base.py": "class Poly:\n    pass\n\n\nclass PythonPoly(Poly):\n    pass\n"})
+    renamed = repo.commit("Rename it", {
+        "pkg/base.py": "class Poly:\n    pass\n\n\nclass DensePoly(Poly):\n    pass\n"})
+    history = HistoryIndex(Repo(repo.root))
+    assert history.class_added_by("pkg/base.py", "PythonPoly", added)
+    assert not history.class_added_by("pkg/base.py", "Poly", added)  # there before
+    assert history.class_added_by("pkg/base.py", "DensePoly", renamed)  # named anew
+    assert not history.class_added_by("pkg/base.py", "PythonPoly", renamed)  # gone by then
+    assert not history.class_added_by("pkg/other.py", "PythonPoly", added)  # no such file
+
+
 def test_test_methods_run_by_their_own_name(git_repo: Callable[..., GitRepo]) -> None:
     repo = git_repo()
     base = "class Mixin:\n    def run(self):\n        self.test_old()\n\n" \
@@ -561,3 +578,22 @@ def test_a_prefix_dispatch_through_a_variable_keeps_the_family_alive(
     repo.commit("Without the dispatch", {"pkg/expr.py": v2.replace("'_eval_expand_' + hint",
                                                                    "hint")})
     assert list(stale(run(repo.root))) == ["pkg.gamma.Gamma._eval_expand_func"]
+
+
+def test_lines_written_on_top_of_the_change_in_the_same_second(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    os.environ["GIT_COMMITTER_DATE"] = "2023-09-23T16:40:27"  # a rebased series: one second
+    try:
+        before = repo.commit("older, same second", {"pkg/a.py": "def old():\n    return 1\n"})
+        change = repo.commit("the change", {"pkg/b.py": "x = 1\n"})
+        after = repo.commit("on top of it", {"pkg/c.py": "def new():\n    return 2\n"})
+    finally:
+        del os.environ["GIT_COMMITTER_DATE"]
+    when = int(repo.git("log", "-1", "--format=%ct", change).strip())
+    history = HistoryIndex(Repo(repo.root))
+    assert history.written_after("pkg/c.py", 1, 2, when, change)  # descends from the change
+    assert not history.written_after("pkg/a.py", 1, 2, when, change)  # older, same second
+    assert history.written_after("pkg/b.py", 1, 1, when, change)  # the change itself
+    assert before != after

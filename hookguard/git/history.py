@@ -9,6 +9,7 @@ names of renamed files included.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from array import array
@@ -19,7 +20,7 @@ from typing import Protocol
 
 from hookguard.git.blobs import BlobJob, classes_of, parallel_map
 from hookguard.git.repo import GitError, Repo
-from hookguard.model.extract import SKETCH_SIZE
+from hookguard.model.extract import SKETCH_SIZE, parse_quietly
 from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
 
 _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -440,6 +441,24 @@ class HistoryIndex:
             return removal.commit, removal.short, removal.subject
         return None
 
+    def class_added_by(self, path: str, qualname: str, commit: str) -> bool:
+        """Whether ``commit`` itself added class ``qualname`` to ``path`` (the file was there
+        before without it, and has it after): a class the change that removed a hook wrote,
+        knowing the hook was gone (a method moved down into a new subclass)."""
+        before, after = f"{commit}^:{path}", f"{commit}:{path}"
+        try:
+            blobs = self.repo.read_blobs([before, after])
+        except GitError:
+            return False
+        if before not in blobs or after not in blobs:
+            return False
+        try:
+            had = qualname in _class_qualnames(parse_quietly(blobs[before], path).body, "")
+            has = qualname in _class_qualnames(parse_quietly(blobs[after], path).body, "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return has and not had
+
     def written_after(
         self, path: str, start: int, end: int, when: int, change: str = ""
     ) -> bool:
@@ -460,9 +479,20 @@ class HistoryIndex:
             if _BLAME_HEADER.match(line):
                 commit = line[:40]
             elif line.startswith(b"committer-time ") and commit.strip(b"0"):
-                by_change = bool(change) and commit.decode("ascii") == change
-                times.append(when + 1 if by_change else int(line.split()[1]))
+                written = int(line.split()[1])
+                sha = commit.decode("ascii")
+                if change and (sha == change or (written == when and self._descends(sha, change))):
+                    written = when + 1  # the change itself, or a commit on top of it that
+                    # bears its second (a rebased series)
+                times.append(written)
         return bool(times) and min(times) > when
+
+    def _descends(self, commit: str, ancestor: str) -> bool:
+        try:
+            self.repo.git("merge-base", "--is-ancestor", ancestor, commit)
+        except GitError:
+            return False
+        return True
 
     def _previous_names(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """Every name each path had, newest first, following renames back (each path on its
@@ -668,3 +698,24 @@ def _batches(lineages: Mapping[str, list[str]]) -> Iterator[list[str]]:
         size += names
     if group:
         yield group
+
+
+def _class_qualnames(body: list[ast.stmt], prefix: str) -> set[str]:
+    """Qualified names of the classes ``body`` defines, in functions and classes included."""
+    found: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            found.add(prefix + stmt.name)
+            found |= _class_qualnames(stmt.body, f"{prefix}{stmt.name}.")
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found |= _class_qualnames(stmt.body, f"{prefix}{stmt.name}.<locals>.")
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(stmt, field, None)
+                if isinstance(block, list):
+                    found |= _class_qualnames(
+                        [s for s in block if isinstance(s, ast.stmt)], prefix)
+                    for handler in block:
+                        if isinstance(handler, ast.ExceptHandler):
+                            found |= _class_qualnames(handler.body, prefix)
+    return found

@@ -299,12 +299,14 @@ class StaleOverride(Rule):
             )
         if severity is Severity.WARNING and reasons:
             headline += f" (warning only: {reasons[0]})"
-        # Last, as it costs a blame: only a finding that would otherwise be reported asks.
+        # Last, as they cost git calls: only a finding that would otherwise be reported asks.
         if change is not None and evidence.kind == "history" and change.when and (
             not calls_super  # ``super().name(...)`` proves it was written as an override
             and ctx.history is not None
-            and ctx.history.written_after(info.file.path, method.line, method.end_line,
-                                          change.when, change.commit)
+            and (ctx.history.written_after(info.file.path, method.line, method.end_line,
+                                           change.when, change.commit)
+                 or ctx.history.class_added_by(info.file.path, info.record.qualname,
+                                               change.commit))
         ):
             return None  # written after the hook had gone: a new method reusing the name
         chain = self._chain(ctx, info, evidence.ancestor)
