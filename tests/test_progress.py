@@ -119,6 +119,9 @@ def test_progress_shows_on_a_terminal_then_is_cleared(incident: Path) -> None:
     parsed = re.findall(r"files parsed\s.*?(\d+)/(\d+)", shown)
     assert parsed and parsed[-1][0] == parsed[-1][1] != "0"  # the last frame: all parsed
     assert re.search(r"classes checked\s.*?(\d+)/\1", shown)
+    # the incident's history is walked for the stale override's evidence
+    walked = re.findall(r"commits walked\s.*?(\d+)/(\d+)", shown)
+    assert walked and walked[-1][0] == walked[-1][1] != "0"
     assert b"files parsed" not in ref_err and b"\x1b[" not in ref_err
     # Cleared: the terminal ends up showing exactly what it shows without progress.
     assert screen(untimed(err)) == screen(untimed(ref_err))

@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
+from hookguard import progress
 from hookguard.git.blobs import BlobJob, classes_of, parallel_map
 from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import SKETCH_SIZE, parse_quietly
@@ -550,6 +551,7 @@ class HistoryIndex:
         lineages = self._previous_names(names_by_path)
         wanted = {n.encode() for names in names_by_path.values() for n in names}
         found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
+        progress.start("commits")
         for group in _batches(lineages):
             pathspec = sorted({name for path in group for name in lineages[path]})
             self.git_logs += 1
@@ -561,6 +563,7 @@ class HistoryIndex:
                 return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
             owner = {path: path for path in group}  # a path, as of the commit being read
             for commit in _parse_commits(out, wanted):  # newest first
+                progress.advance("commits")
                 for diff in commit.files:
                     current = owner.get(diff.new_path)
                     if current is None:
@@ -573,6 +576,7 @@ class HistoryIndex:
                         owner[diff.old_path] = owner.pop(diff.new_path)
                     elif diff.created:
                         owner.pop(diff.new_path, None)
+        progress.done("commits")
         return found
 
     def _log_patches(
