@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from hookguard.model.extract import extract
+from hookguard.model.extract import extract, parse_quietly
 from hookguard.model.records import ClassRecord
 
 PARALLEL_THRESHOLD = 24  # fewer blobs than this are parsed in this process
@@ -82,7 +82,7 @@ def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
     shows that none of ``job.probes`` is a method in it."""
     if job.probes is not None and b"\0" not in job.data:
         try:
-            tree = ast.parse(job.data)
+            tree = parse_quietly(job.data, job.name)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass  # extraction repairs newer grammar, or records the error: let it decide
         else:
