@@ -1,6 +1,7 @@
 """hookguard's benchmark: synthetic checkouts (and optionally real ones) against its peers.
 
     python benchmarks/run.py [--quick] [--sizes 500,5000,20000] [--real PATH ...] [--reps N]
+                             [--clone REPO[:PACKAGE] ...] [--clone-reps N]
                              [--peers mypy,pylint,pyright] [--workdir DIR] [--json FILE]
 
 For each checkout it runs the real command lines in subprocesses and measures wall time (median
@@ -15,6 +16,14 @@ and min-max over the repetitions) and peak RSS (``ru_maxrss`` of the process tre
 * the peers on the same package in the same run: mypy (defaults, ``--ignore-missing-imports``,
   a fresh cache folder per run), pylint ``--disable=all --enable=W0221,W0222 -j 2``, pyright
   (when installed; one repetition: it is slow).
+
+``--clone PATH[:PACKAGE]`` takes a full-history git repository (``/tmp/corpus/sympy+sympy``) and
+times what CI pays on every pull request: a fresh clone with no cache. Cold ``audit`` (history
+evidence on, and ``--no-history`` for reference), cold ``check --base HEAD~1`` and ``HEAD~50``,
+then ``audit`` and ``check --base HEAD~1`` in another fresh clone, at another path and under
+another ``HOME``, with the first clone's cache copied in (what ``actions/cache`` restores); mypy
+on PACKAGE (default: the directory named like the repository) in the same run, for the ratios.
+``--clone-reps`` repetitions (default 1).
 
 ``--real PATH`` takes a package directory (e.g. ``~/src/sympy/sympy``). The package is copied
 into a fresh git repository under the work folder (so hookguard and the peers see exactly the
@@ -70,9 +79,10 @@ class Sample:
     stderr: str = ""
 
 
-def measure(cmd: Sequence[str], cwd: Path, timeout: float = 600.0) -> Sample:
+def measure(cmd: Sequence[str], cwd: Path, timeout: float = 600.0,
+            env: dict[str, str] | None = None) -> Sample:
     """Run ``cmd``; wall time and peak RSS (MiB, largest process of its tree) from ``wait4``."""
-    env = dict(os.environ, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ if env is None else env, NO_COLOR="1", PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=out, stderr=err, env=env)
@@ -392,6 +402,128 @@ def run_hookguard(co: Checkout, reps: int, rows: list[Row], notes: list[str]) ->
         rows.append(row)
 
 
+# -- full clones with their history (issue 12) ---------------------------------------------------
+@dataclass
+class Clone:
+    label: str
+    source: Path  # a full-history repository, never modified
+    package: str  # what mypy checks, relative to the clone
+    repo: Path  # the fresh clone the cold runs use
+    files: int
+
+
+def _package_of(root: Path, spec: str | None) -> str:
+    """The clone's package: given, or the directory named like the repository (``src/`` too)."""
+    if spec:
+        return spec
+    name = root.name.rsplit("+", 1)[-1].replace("-", "_").lower()
+    for candidate in (name, f"src/{name}", name.split("_")[-1], f"src/{name.split('_')[-1]}"):
+        if (root / candidate / "__init__.py").is_file():
+            return candidate
+    raise SystemExit(f"--clone {root}: no package named {name}; give it as PATH:PACKAGE")
+
+
+def clone(workdir: Path, spec: str) -> Clone:
+    path_text, _, package = spec.partition(":")
+    source = Path(path_text).resolve()
+    dest = workdir / f"clone-{source.name}"
+    shutil.rmtree(dest, ignore_errors=True)
+    log(f"cloning {source} to {dest}")
+    _git(workdir, "clone", "-q", "--no-hardlinks", str(source), str(dest))
+    commits = _git(dest, "rev-list", "--count", "HEAD").strip()
+    package = _package_of(dest, package or None)
+    return Clone(f"{source.name} (full clone, {int(commits):,} commits)", source, package, dest,
+                 _count(dest))
+
+
+def run_clone(cl: Clone, reps: int, peers: Sequence[str], rows: list[Row], notes: list[str],
+              timeout: float) -> None:
+    """Cold runs as CI pays them (a fresh full clone, no cache), and warm runs from a cache
+    restored into another fresh clone at another path under another HOME."""
+    label, n = cl.label, cl.files
+
+    def cold(scenario: str, args: Sequence[str], runs: int) -> Row:
+        row = Row(label, scenario, n)
+        for _ in range(runs):
+            if _enough(row, runs):
+                break
+            shutil.rmtree(cl.repo / CACHE_DIR, ignore_errors=True)
+            sample = measure(hookguard_cmd(*args), cl.repo, timeout=timeout)
+            if not _ok(row, sample):
+                break
+            log(f"{label}: {scenario}: {sample.wall:.2f}s {sample.cpu:.2f}s CPU "
+                f"{sample.rss_mib:.0f} MiB")
+        rows.append(row)
+        return row
+
+    audit = ("audit", ".", "--format", "json", "--exit-zero")
+    row = cold("audit, cold (history evidence on)", audit, reps)
+    if row.samples:
+        notes.append(f"{label}: cold audit: {_findings(cl.repo, audit, timeout)}")
+    cold("audit, cold, --no-history", (*audit, "--no-history"), reps)
+    for depth in (1, 50):
+        cold(f"check --base HEAD~{depth}, cold", ("check", "--base", f"HEAD~{depth}", "--format",
+                                                 "json", "--exit-zero"), reps)
+
+    # The cache a CI run would save (an audit of the default branch), restored into a fresh
+    # clone at another path, with another HOME: what the next CI run starts from.
+    shutil.rmtree(cl.repo / CACHE_DIR, ignore_errors=True)
+    measure(hookguard_cmd(*audit), cl.repo, timeout=timeout)
+    restored = cl.repo.parent / f"{cl.repo.name}-restored"
+    shutil.rmtree(restored, ignore_errors=True)
+    _git(cl.repo.parent, "clone", "-q", "--no-hardlinks", str(cl.source), str(restored))
+    if (cl.repo / CACHE_DIR).is_dir():
+        shutil.copytree(cl.repo / CACHE_DIR, restored / CACHE_DIR)
+    with tempfile.TemporaryDirectory(prefix="bench-home-") as home:
+        env = dict(os.environ, HOME=home)
+        for scenario, args in (
+            ("audit, warm from a restored cache (fresh clone, other HOME)", audit),
+            ("check --base HEAD~1, warm from a restored cache",
+             ("check", "--base", "HEAD~1", "--format", "json", "--exit-zero")),
+        ):
+            row = Row(label, scenario, n)
+            for _ in range(reps):
+                sample = measure(hookguard_cmd(*args), restored, timeout=timeout, env=env)
+                if not _ok(row, sample):
+                    break
+            log(f"{label}: {scenario}: {_fmt(row.median)}s")
+            rows.append(row)
+    shutil.rmtree(restored, ignore_errors=True)
+
+    for peer in peers:
+        if peer != "mypy":
+            continue
+        row = Row(label, PEER_LABEL[peer], n, kind=peer)
+        rows.append(row)
+        for _ in range(reps):
+            with tempfile.TemporaryDirectory(prefix="bench-mypy-") as scratch:
+                cmd = peer_cmd(peer, cl.package, Path(scratch))
+                if cmd is None:
+                    row.note = "not installed"
+                    break
+                sample = measure(cmd, cl.repo, timeout=timeout)
+            failed = _peer_failed(peer, sample)
+            if failed:
+                row.note = f"failed ({failed}): {(sample.stderr or sample.stdout).strip()[-200:]}"
+                break
+            row.add(sample)
+            log(f"{label}: mypy {cl.package}: {sample.wall:.1f}s {sample.rss_mib:.0f} MiB")
+            if sample.wall > PEER_SLOW_S and reps > 1 and len(row.samples) >= 1:
+                row.note = f"{len(row.samples)} run(s): over {PEER_SLOW_S:.0f}s each"
+                break
+
+
+def _findings(repo: Path, audit: Sequence[str], timeout: float) -> str:
+    """How many findings the last cold audit reported (read back from a warm run)."""
+    sample = measure(hookguard_cmd(*audit), repo, timeout=timeout)
+    try:
+        found = json.loads(sample.stdout).get("findings", [])
+    except ValueError:
+        return "findings unreadable"
+    errors = sum(1 for f in found if f.get("severity") == "error")
+    return f"{len(found)} finding(s), {errors} error(s)"
+
+
 def peer_cmd(peer: str, package: str, scratch: Path) -> list[str] | None:
     exe = BIN / peer
     if not exe.exists():
@@ -606,6 +738,27 @@ def goals(rows: list[Row]) -> list[str]:
                  ratio <= limit)
         else:
             line(goal, "not measured (run with --real PATH/TO/sympy)", None)
+    for checkout in sorted({r.checkout for r in rows if "(full clone" in r.checkout}):
+        name = checkout.split(" ", 1)[0]
+        mypy_row = _find(rows, checkout, PEER_LABEL["mypy"], kind="mypy")
+        for scenario, limit in (("audit, cold (history evidence on)", 0.5),
+                                ("check --base HEAD~50, cold", 0.3)):
+            row = _find(rows, checkout, scenario)
+            goal = f"{name}: {scenario} ≤ {limit:g} x mypy"
+            if row and row.median is not None and mypy_row and mypy_row.median is not None:
+                ratio = row.median / mypy_row.median
+                line(goal, f"{row.median:.2f}s / {mypy_row.median:.2f}s = {ratio:.3f}",
+                     ratio <= limit)
+            else:
+                line(goal, "not measured", None)
+        row = _find(rows, checkout, "audit, warm from a restored cache (fresh clone, other HOME)")
+        line(f"{name}: warm audit from a restored cache < 1 s",
+             f"{row.median:.2f}s" if row and row.median is not None else "not measured",
+             row.median < 1.0 if row and row.median is not None else None)
+        row = _find(rows, checkout, "audit, cold (history evidence on)")
+        line(f"{name}: cold audit peak RSS < 1 GiB",
+             f"{row.rss_mib:.0f} MiB" if row and row.samples else "not measured",
+             row.rss_mib < 1024 if row and row.samples else None)
     for scenario, limit, goal in (
         ("audit, warm, nothing changed", 0.5, "5,000 files: warm audit, nothing changed < 0.5 s"),
         ("audit, warm, 1 base file edited", 1.0, "5,000 files: warm audit after 1 base edit < 1 s"),
@@ -649,6 +802,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "(default 500,5000,20000; 0 or '' for none)")
     parser.add_argument("--real", action="append", default=[], type=Path, metavar="PATH",
                         help="a package directory of a real checkout (repeatable)")
+    parser.add_argument("--clone", action="append", default=[], metavar="PATH[:PACKAGE]",
+                        help="a full-history git repository to clone and time as CI does "
+                        "(cold audit, cold check --base HEAD~1 and HEAD~50, warm from a "
+                        "restored cache), with mypy on PACKAGE (repeatable)")
+    parser.add_argument("--clone-reps", type=int, default=1,
+                        help="repetitions for --clone scenarios (default 1)")
     parser.add_argument("--reps", type=int, help="repetitions (default 3; --quick 2)")
     parser.add_argument("--reps-large", type=int, default=2,
                         help=f"repetitions for checkouts of {LARGE}+ files (default 2)")
@@ -720,6 +879,9 @@ def _run_all(
     rows: list[Row],
     notes: list[str],
 ) -> None:
+    for spec in args.clone:
+        cl = clone(args.workdir, spec)
+        run_clone(cl, args.clone_reps, peers, rows, notes, args.peer_timeout)
     for path in args.real:
         co = real(args.workdir, path)
         run_hookguard(co, reps, rows, notes)
