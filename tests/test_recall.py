@@ -811,3 +811,57 @@ def test_an_override_whose_bases_the_change_replaced_loses_its_hook(
             community.format(module="lora_base", base="LoraBaseMixin")),
     })
     assert errors(gate(repo, base)) == {"HG001 examples.community.LongPromptPipeline._remove_patch"}
+
+
+def test_a_call_through_a_property_on_a_member_one_path_constructs(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/optim.py": '''
+            class Optimizer:
+                def clip_grad_norm(self, max_norm, aggregate_norm_fn=None):
+                    return max_norm
+
+
+            class BMUF(Optimizer):  # wraps another optimizer; kept the old signature
+                def __init__(self, inner):
+                    self.inner = inner
+
+                def clip_grad_norm(self, max_norm):
+                    return self.inner.clip_grad_norm(max_norm)
+
+
+            class Sharded(Optimizer):  # never constructed into the trainer's optimizer
+                def clip_grad_norm(self, max_norm):
+                    return max_norm
+
+
+            def build_optimizer(args):
+                return Optimizer()
+        ''',
+        "pkg/trainer.py": '''
+            from pkg import optim
+
+
+            class Trainer:
+                def __init__(self, args):
+                    self.args = args
+                    self._optimizer = None
+
+                @property
+                def optimizer(self):
+                    if self._optimizer is None:
+                        self._build_optimizer()
+                    return self._optimizer
+
+                def _build_optimizer(self):
+                    self._optimizer = optim.build_optimizer(self.args)
+                    if self.args.use_bmuf:
+                        self._optimizer = optim.BMUF(self._optimizer)
+
+                def clip_grad_norm(self, clip_norm):
+                    return self.optimizer.clip_grad_norm(clip_norm, aggregate_norm_fn=None)
+        ''',
+    })
+    found = findings(root)
+    assert "HG002 pkg.optim.BMUF.clip_grad_norm" in errors(found)
+    assert "HG002 pkg.optim.Sharded.clip_grad_norm" not in found

@@ -274,6 +274,7 @@ class _MethodScanner:
         self.file_refs = file_refs
         self.annotations = annotations or {}  # parameter -> annotated class name
         self.members: dict[str, str | None] = {}  # ``self.x`` -> the class it holds, if known
+        self.constructed: dict[str, set[str]] = {}  # ``self.x = X(...)``: x -> {"X()", ...}
         self.self_name = self_name
         self.receivers = cls_names | ({self_name} if self_name else frozenset())
         self.assigns: list[Assignment] = []
@@ -372,6 +373,8 @@ class _MethodScanner:
                 held = self.annotations.get(value.id)
         known = self.members.get(attr, held)
         self.members[attr] = held if known == held else None  # two classes: not known
+        if held is not None and held.endswith("()"):
+            self.constructed.setdefault(attr, set()).add(held)
 
     def _mentions_self(self, stmt: ast.If) -> bool:
         for node in walk(stmt.test):
@@ -647,6 +650,8 @@ class _FileExtractor:
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
         members: dict[str, str | None] = {}
+        constructed: dict[str, set[str]] = {}
+        returned: dict[str, str] = {}  # property -> the member it returns
         for stmt in _class_body(node.body):
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 held = annotation_name(stmt.annotation)
@@ -655,7 +660,7 @@ class _FileExtractor:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # classes a method defines (a test's own subclass): ``C.test.<locals>.MyNS``
                 self._walk_scope(stmt.body, f"{qualname}.{stmt.name}.<locals>.", True)
-                method = self._method(stmt, refs, prefixes, members)
+                method = self._method(stmt, refs, prefixes, members, constructed, returned)
                 if method is None:
                     continue
                 existing = methods.get(method.name)
@@ -674,7 +679,14 @@ class _FileExtractor:
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
         record.self_prefixes = frozenset(prefixes)
+        for prop, attr in returned.items():
+            if prop not in members and attr in members:
+                members[prop] = members[attr]
+            if prop not in constructed and attr in constructed:
+                constructed[prop] = constructed[attr]
         record.members = {attr: held for attr, held in members.items() if held is not None}
+        record.constructed = {attr: tuple(sorted(held)) for attr, held in constructed.items()
+                              if members.get(attr) is None}
         record.narrows = any(c.receiver == "typed" for m in methods.values() for c in m.calls)
         record.member_calls = frozenset(
             c.name for m in methods.values() for c in m.calls
@@ -689,6 +701,8 @@ class _FileExtractor:
         class_refs: set[str],
         class_prefixes: set[str],
         class_members: dict[str, str | None],
+        class_constructed: dict[str, set[str]],
+        returned: dict[str, str],
     ) -> MethodRecord | None:
         decorators = tuple(
             dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
@@ -722,6 +736,13 @@ class _FileExtractor:
         for attr, held in scanner.members.items():
             known = class_members.get(attr, held)
             class_members[attr] = held if known == held else None
+        for attr, classes in scanner.constructed.items():
+            class_constructed.setdefault(attr, set()).update(classes)
+        if kind is MethodKind.PROPERTY and node.body:
+            last = node.body[-1]  # ``return self._optimizer``: the property is that member
+            if isinstance(last, ast.Return) and isinstance(last.value, ast.Attribute) and (
+                    isinstance(last.value.value, ast.Name) and last.value.value.id == self_name):
+                returned[node.name] = last.value.attr
         self.method_nodes.add(id(node))
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)

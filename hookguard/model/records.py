@@ -237,6 +237,10 @@ class ClassRecord:
     # Policy): self.policy = policy``), both meaning that class or a subclass; or a constructor
     # call (``self.policy = Policy()``), written ``Policy()``: exactly that class.
     members: dict[str, str] = field(default_factory=dict)
+    # ``self.<member>`` -> each class some assignment constructs into it, where the assignments
+    # do not agree on one (``self.opt = build(...)`` here, ``self.opt = BMUF(self.opt)`` there):
+    # on the path that runs that constructor, the member is exactly that class.
+    constructed: dict[str, tuple[str, ...]] = field(default_factory=dict)
     rebinds: bool = False  # ``setattr(self, <computed name>, ...)``: methods replaced at run time
     narrows: bool = False  # some method calls through an ``isinstance``-narrowed name ("typed")
     member_calls: frozenset[str] = frozenset()  # names called on members or narrowed names

@@ -665,6 +665,8 @@ class _MemberCalls:
         # name -> the classes that may call it on a typed member, or on a narrowed name
         self._holders: dict[str, list[ClassInfo]] = {}
         self._narrowing: dict[str, list[ClassInfo]] = {}
+        # (holder, member) -> every class some path constructs into it, when they differ
+        self._built: dict[tuple[str, str], list[ClassInfo]] = {}
         for info in project.classes.values():
             if info.record.narrows:
                 for name in _mentioned(info):
@@ -676,13 +678,21 @@ class _MemberCalls:
             project = self._project
             held_by = self._held_by = {}
             for info in project.classes.values():
-                if info.record.members:
+                if info.record.members or info.record.constructed:
                     held: dict[str, tuple[ClassInfo, bool]] = {}
                     for attr, written in info.record.members.items():
                         node = project.resolve_name(info.file, written.removesuffix("()"),
                                                     scope=info.record.qualname)
                         if isinstance(node, ClassInfo):
                             held[attr] = (node, written.endswith("()"))
+                    for attr, classes in info.record.constructed.items():
+                        nodes = [project.resolve_name(info.file, c.removesuffix("()"),
+                                                      scope=info.record.qualname)
+                                 for c in classes]
+                        built = [n for n in nodes if isinstance(n, ClassInfo)]
+                        if built:
+                            self._built[(info.fq, attr)] = built
+                            held.setdefault(attr, (built[0], True))
                     if held:
                         held_by[info.fq] = held
             lines = {fq: project.classes[fq] for fq in held_by}
@@ -712,7 +722,13 @@ class _MemberCalls:
                     call.explicit_base in types
                 ):
                     held_class, exact = types[call.explicit_base]
-                    found.append((info, caller, call, held_class, exact))
+                    built = next((self._built[(n.fq, call.explicit_base)]
+                                  for n in project.mro(info) if isinstance(n, ClassInfo)
+                                  and (n.fq, call.explicit_base) in self._built), None)
+                    if built is None:
+                        found.append((info, caller, call, held_class, exact))
+                    else:  # each constructor some path runs: exactly that class on that path
+                        found.extend((info, caller, call, c, True) for c in built)
         for info in self._narrowing.get(name, ()):
             for caller, call in self._calls_of(info):
                 if call.name == name and call.receiver == "typed" and (
