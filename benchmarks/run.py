@@ -747,8 +747,9 @@ def goals(rows: list[Row]) -> list[str]:
             goal = f"{name}: {scenario} ≤ {limit:g} x mypy"
             if row and row.median is not None and mypy_row and mypy_row.median is not None:
                 ratio = row.median / mypy_row.median
-                line(goal, f"{row.median:.2f}s / {mypy_row.median:.2f}s = {ratio:.3f}",
-                     ratio <= limit)
+                cpu = statistics.median(row.cpu) / statistics.median(mypy_row.cpu)
+                line(goal, f"{row.median:.2f}s / {mypy_row.median:.2f}s = {ratio:.3f} "
+                     f"(CPU {cpu:.3f})", ratio <= limit)
             else:
                 line(goal, "not measured", None)
         row = _find(rows, checkout, "audit, warm from a restored cache (fresh clone, other HOME)")
