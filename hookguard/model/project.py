@@ -5,9 +5,11 @@ Built from :class:`FileRecord` objects only, so it is cheap to rebuild from the 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 from hookguard.model.externals import external_defines
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord
@@ -381,15 +383,7 @@ def _namespace_names(
              and _top_directory(r) is not None]
     if not short:
         return records, {}  # every name already starts at the checkout's root
-    tops = frozenset(r.module.split(".")[0] for r in short)
-    uses: Counter[str] = Counter()  # dotted name -> imports of it or of something inside it
-    for record in records:
-        for target in (*record.imports.values(), *record.star_imports):
-            parts = target.split(".")
-            if not tops.isdisjoint(parts):
-                uses.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
-    if not uses:
-        return records, {}
+    uses = _ImportCounts(records)  # dotted name -> imports of it or of something inside it
     prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
     aliases: dict[str, str] = {}
     for record in short:
@@ -421,6 +415,27 @@ def _namespace_names(
         found = prefixes.get(directory) if directory is not None else None
         renamed.append(record if found is None else _prefixed(record, found))
     return renamed, aliases
+
+
+class _ImportCounts:
+    """How many imports (``import``/``from`` targets and star imports, over all ``records``)
+    name a dotted name or something inside it: ``uses["a.b"]`` counts ``a.b`` and ``a.b.c``,
+    not ``a.bc``. Answered from the sorted targets, so only the names asked about cost."""
+
+    def __init__(self, records: Iterable[FileRecord]) -> None:
+        counts: Counter[str] = Counter()
+        for record in records:
+            counts.update(record.imports.values())
+            counts.update(record.star_imports)
+        self._exact = counts
+        self._names = sorted(counts)
+        self._running = [0, *accumulate(counts[n] for n in self._names)]
+
+    def __getitem__(self, name: str) -> int:
+        # ``name.``-prefixed targets sort together, before ``name/`` ('/' follows '.')
+        low = bisect_left(self._names, f"{name}.")
+        high = bisect_left(self._names, f"{name}/", low)
+        return self._exact.get(name, 0) + self._running[high] - self._running[low]
 
 
 def _prefixed(record: FileRecord, prefix: str, tops: Collection[str] = ()) -> FileRecord:

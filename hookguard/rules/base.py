@@ -33,26 +33,18 @@ class References:
 
     @classmethod
     def of(cls, project: Project) -> References:
-        attributes: set[str] = set()
-        code_attributes: set[str] = set()
-        strings: set[str] = set()
-        prefixes: set[str] = set()
-        for record in project.files.values():
-            attributes |= record.attr_refs
-            if not is_test_file(record.path):
-                code_attributes |= record.attr_refs
-            strings |= record.string_refs
-            prefixes |= record.prefix_refs
+        records = project.files.values()
         definers: dict[str, list[ClassInfo]] = {}
         for info in project.classes.values():
             for method in info.record.methods:
                 definers.setdefault(method, []).append(info)
+        prefixes = frozenset().union(*(r.prefix_refs for r in records))
         return cls(
-            frozenset(attributes),
-            frozenset(strings),
-            frozenset(p for p in prefixes if p),
+            frozenset().union(*(r.attr_refs for r in records)),
+            frozenset().union(*(r.string_refs for r in records)),
+            prefixes - {""},
             definers,
-            frozenset(code_attributes),
+            frozenset().union(*(r.attr_refs for r in records if not is_test_file(r.path))),
         )
 
     def names(self, name: str) -> bool:

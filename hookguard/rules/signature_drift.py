@@ -108,7 +108,7 @@ class SignatureDrift(Rule):
                     ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
                 found = (
                     self._proven(project, calls, info, ancestors, method,
-                                 partial(ctx.live, info), ctx.references.attributes)
+                                 partial(ctx.live, info), lambda: ctx.references.attributes)
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
@@ -133,7 +133,7 @@ class SignatureDrift(Rule):
         ancestors: list[ClassInfo],
         method: MethodRecord,
         live_methods: Callable[[], frozenset[str] | None],
-        named_outside: frozenset[str],
+        named_outside: Callable[[], frozenset[str]],
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -149,7 +149,7 @@ class SignatureDrift(Rule):
                 live = live_methods()
                 if live is not None and caller.name not in live:
                     continue  # only methods this class replaces ever reach the caller
-                if always_exits(project, info, call, live, named_outside):
+                if always_exits(project, info, call, live, named_outside()):
                     continue  # the caller returns before the call on every such instance
                 if _proves(project, info, ancestor, caller, call, method):
                     failures.append((ancestor, caller, call, result))
