@@ -696,8 +696,13 @@ class _MemberCalls:
                     if held:
                         held_by[info.fq] = held
             lines = {fq: project.classes[fq] for fq in held_by}
+            below: set[str] = set()  # subclasses of a class already walked
             for fq in held_by:  # members a class declares reach its subclasses
-                lines.update((d.fq, d) for d in project.descendants(project.classes[fq]))
+                if fq in below:
+                    continue  # a subclass's own subclasses are in ``lines`` already, in order
+                for sub in project.descendants(project.classes[fq]):
+                    below.add(sub.fq)
+                    lines.setdefault(sub.fq, sub)
             for info in lines.values():
                 for name in _mentioned(info):
                     self._holders.setdefault(name, []).append(info)
