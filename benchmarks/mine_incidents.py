@@ -38,9 +38,13 @@ The miners:
   where the ancestor used to define the old name: the later fix of a stale override; the
   introducing commit is the last one that touched ``def OLD(`` in the ancestor's file. Also a
   commit that widens a subclass's ``def NAME`` (a parameter, ``*args`` or ``**kwargs`` added)
-  to accept what an ancestor's ``def NAME`` already did (``fix-of-drift``): the later fix of a
-  new-argument break; the introducing commit is the last one before it whose diff of the
-  ancestor's file adds or removes that parameter's name.
+  to accept what an ancestor's ``def NAME`` already did, or failing that a sibling's (a class
+  sharing one of its three nearest ancestors: the base itself may lag, as with an abstract
+  executor) (``fix-of-drift``): the later fix of a new-argument break. Keywords the old def's
+  ``**kwargs`` absorbed, positionals its ``*args`` absorbed, and parameters renamed in place
+  are no fix. The introducing commit shown is the last one before the fix whose diff of that
+  relative's file adds or removes the parameter's name: a guess, to be checked (the break may
+  come from a caller in another file). This found most of the 2026-12 additions.
 * **messages** (``--messages``): commits whose message reads like the later fix of such a break
   ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
 
