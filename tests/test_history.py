@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from hookguard.git.blobs import BlobJob, classes_of, def_pairs
+from hookguard.git.blobs import PARALLEL_THRESHOLD, BlobJob, classes_of, def_pairs, parallel_map
 from hookguard.git.history import _LOG_FORMAT, HistoryIndex
 from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import extract
@@ -221,3 +221,14 @@ def test_copy_answers_nothing_and_single_file_path_agrees(
     alone = HistoryIndex(Repo(repo.root)).lost_methods("pkg/core.py", wanted, "pkg.core", False)
     assert batch["pkg/core.py"] == alone
     assert Path(repo.root / "pkg/copy.py").exists()
+
+
+def test_worker_processes_answer_as_this_process() -> None:
+    data = textwrap.dedent(SOURCES["compound"]).encode()
+    python2 = b"print 'x'\nclass A:\n    def tried(self):\n        pass\n"
+    jobs = [BlobJob(f"v{i}.py", "x", False, data if i % 3 else python2,
+                    frozenset({("A", "tried" if i % 2 else "gone")}))
+            for i in range(2 * PARALLEL_THRESHOLD)]
+    here = [classes_of(job) for job in jobs]
+    assert parallel_map(classes_of, jobs, workers=2) == here
+    assert any(result is None for result in here) and any(result for result in here)
