@@ -88,6 +88,7 @@ class Project:
     _subclasses: dict[str, list[ClassInfo]] = field(default_factory=dict)
     _top_packages: frozenset[str] = frozenset()
     _mirrors: dict[str, str] = field(default_factory=dict)  # module name -> what it mirrors
+    _looked_up: dict[str, Node] = field(default_factory=dict)  # see :meth:`_lookup`
     _inherited_names: dict[str, frozenset[str]] = field(default_factory=dict)
     _inherited_refs: dict[str, frozenset[str]] = field(default_factory=dict)
 
@@ -182,12 +183,25 @@ class Project:
         return External(dotted)
 
     def _lookup(self, fq: str, depth: int) -> Node:
-        """Follow re-exports (imports, aliases, star imports) until a class or the edge."""
+        """Follow re-exports (imports, aliases, star imports) until a class or the edge.
+
+        Each name is followed once: star imports that re-export each other (``from .core
+        import *`` everywhere) would otherwise branch at every step, and a cycle of them is
+        the edge."""
         info = self.classes.get(fq)
         if info is not None:
             return info
+        known = self._looked_up.get(fq)
+        if known is not None:
+            return known
         if depth >= _MAX_ALIAS_DEPTH:
             return External(fq)
+        self._looked_up[fq] = External(fq)  # while it is followed: a cycle back here ends
+        found = self._follow(fq, depth)
+        self._looked_up[fq] = found
+        return found
+
+    def _follow(self, fq: str, depth: int) -> Node:
         for alias, target in self._mirrors.items():
             if fq.startswith(f"{alias}."):
                 return self._lookup(f"{target}{fq[len(alias):]}", depth + 1)
@@ -423,13 +437,14 @@ class _ImportCounts:
     not ``a.bc``. Answered from the sorted targets, so only the names asked about cost."""
 
     def __init__(self, records: Iterable[FileRecord]) -> None:
-        counts: Counter[str] = Counter()
+        targets: list[str] = []
         for record in records:
-            counts.update(record.imports.values())
-            counts.update(record.star_imports)
+            targets.extend(record.imports.values())
+            targets.extend(record.star_imports)
+        counts = Counter(targets)
         self._exact = counts
         self._names = sorted(counts)
-        self._running = [0, *accumulate(counts[n] for n in self._names)]
+        self._running = [0, *accumulate(map(counts.__getitem__, self._names))]
 
     def __getitem__(self, name: str) -> int:
         # ``name.``-prefixed targets sort together, before ``name/`` ('/' follows '.')
