@@ -102,13 +102,15 @@ def content_keys(
     The stat is taken before the read, so an edit during the read leaves a stat that no longer
     matches, and the next run reads the file again."""
     keys: dict[str, str | OSError] = {}
+    base = os.fspath(root)  # plain strings: a Path per file costs more than the stat
     for path in paths:
-        abspath = root / path
+        abspath = os.path.join(base, path)
         try:
-            st = abspath.stat()
+            st = os.stat(abspath)
             key = cache.stat_key(path, st) if cache else None
             if key is None:
-                key = blob_sha(abspath.read_bytes())
+                with open(abspath, "rb") as handle:
+                    key = blob_sha(handle.read())
                 if cache:
                     cache.put_stat(path, st, key)
         except OSError as exc:
@@ -136,7 +138,6 @@ def load_worktree(
     slots: list[int] = []
     for path in paths:
         module, is_package = modules[path]
-        abspath = root / path
         key = keys[path]
         if isinstance(key, OSError):
             records.append(
@@ -150,7 +151,7 @@ def load_worktree(
             continue
         slots.append(len(records))
         records.append(None)
-        jobs.append(_Job(path, module, is_package, key, None, str(abspath), max_size))
+        jobs.append(_Job(path, module, is_package, key, None, str(root / path), max_size))
     return _finish(records, jobs, slots, cache, stats, workers)
 
 
