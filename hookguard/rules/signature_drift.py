@@ -671,6 +671,8 @@ class _MemberCalls:
             if info.record.narrows:
                 for name in _mentioned(info):
                     self._narrowing.setdefault(name, []).append(info)
+        # every name some class calls on a member or a narrowed name: no other has calls here
+        self._anywhere = frozenset().union(*map(_mentioned, project.classes.values()))
 
     def _index(self) -> dict[str, dict[str, tuple[ClassInfo, bool]]]:
         held_by = self._held_by
@@ -713,6 +715,8 @@ class _MemberCalls:
         if found is not None:
             return found
         found = self._by_name[name] = []
+        if name not in self._anywhere:
+            return found  # and the index waits for a name that has some
         held_by = self._index()
         project = self._project
         for info in self._holders.get(name, ()):
