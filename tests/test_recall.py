@@ -865,3 +865,50 @@ def test_a_call_through_a_property_on_a_member_one_path_constructs(tmp_path: Pat
     found = findings(root)
     assert "HG002 pkg.optim.BMUF.clip_grad_norm" in errors(found)
     assert "HG002 pkg.optim.Sharded.clip_grad_norm" not in found
+
+
+def test_a_base_hook_a_decorator_wraps_is_no_disproof(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/auth.py": '''
+            from pkg.concurrent import return_future
+
+
+            class OAuthMixin:
+                def on_access_token(self, token):
+                    return self.get_user_future(token)  # the decorator supplies the callback
+
+                @return_future
+                def get_user_future(self, token, callback):
+                    callback(token)
+
+
+            class TwitterMixin(OAuthMixin):  # wrapped the same way: the base's shape
+                @return_future
+                def get_user_future(self, token, callback):
+                    callback(token)
+
+
+            class GoogleMixin(OAuthMixin):  # not wrapped: the call lacks its callback
+                def get_user_future(self, token, callback):
+                    callback(token)
+
+
+            class GithubMixin(OAuthMixin):  # not wrapped, and takes what the call passes
+                def get_user_future(self, token):
+                    return token
+        ''',
+        "pkg/concurrent.py": '''
+            import functools
+
+
+            def return_future(f):
+                @functools.wraps(f)
+                def wrapper(*args, **kwargs):
+                    return f(*args, callback=lambda result: result, **kwargs)
+                return wrapper
+        ''',
+    })
+    found = findings(root)
+    assert errors(found) == {"HG002 pkg.auth.GoogleMixin.get_user_future"}
+    assert not [k for k in found if "Twitter" in k or "Github" in k]
