@@ -122,11 +122,13 @@ def run_rules(
     changes: Sequence[HookChange] = (),
     select: Sequence[str] = (),
     only: Collection[str] | None = None,
+    added_calls: Collection[tuple[str, str, str, tuple[object, ...]]] = (),
 ) -> list[Finding]:
-    """Run the enabled rules; ``only`` limits the per-class rules to those classes."""
+    """Run the enabled rules; ``only`` limits the per-class rules to those classes;
+    ``added_calls`` are the calls a change under review added (see ``RuleContext``)."""
     context = _CountedContext if progress.active() else RuleContext
     ctx = context(project, config, contracts, history, list(changes),
-                  frozenset(only) if only is not None else None)
+                  frozenset(only) if only is not None else None, frozenset(added_calls))
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:

@@ -21,7 +21,7 @@ from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import PathFilter
-from hookguard.rules.base import is_dunder
+from hookguard.rules.base import call_shape, is_dunder
 
 if TYPE_CHECKING:
     from hookguard.model.cache import RecordCache
@@ -236,6 +236,24 @@ class CallChange:
         return f"{self.class_fq}.{self.method}: {self.detail}{where} [{self.path}:{self.line}]"
 
 
+def added_calls(
+    base: Project, head: Project
+) -> set[tuple[str, str, str, tuple[object, ...]]]:
+    """The calls on ``self``/``cls`` a change added to a class's methods, by shape."""
+    added: set[tuple[str, str, str, tuple[object, ...]]] = set()
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is not None and before.record is after.record:
+            continue
+        for name, method in after.record.methods.items():
+            old = before.record.methods.get(name) if before is not None else None
+            had = {(c.name, call_shape(c)) for c in old.calls} if old is not None else set()
+            for call in method.calls:
+                if call.receiver in ("self", "cls") and (call.name, call_shape(call)) not in had:
+                    added.add((fq, name, call.name, call_shape(call)))
+    return added
+
+
 def call_changes(base: Project, head: Project) -> list[CallChange]:
     """Signature changes and newly passed keywords at the base's own call sites."""
     changes: list[CallChange] = []
@@ -331,6 +349,7 @@ def run_gate(
     before = run_rules(base_project, config, contracts, None, select=options.select,
                        only=scope)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
+                      added_calls=added_calls(base_project, head_project),
                       only=scope)
     known = {f.fingerprint: f for f in before}
     new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))

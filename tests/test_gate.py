@@ -242,3 +242,30 @@ def test_the_documented_github_workflow_commands(
     assert result["ruleId"] == "HG001"
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == \
         "plugins/sparse.py"
+
+
+def test_a_call_the_change_adds_that_no_class_can_accept_is_drift(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    backend = ("class Backend:\n    def mark_as_done(self, request, result):\n"
+               "        self.on_chord_part_return(request, 'SUCCESS', result)\n\n"
+               "    def forget(self, request):\n"
+               "        self.on_chord_part_return(request)  # long broken, for every class\n\n"
+               "    def on_chord_part_return(self, request, state, result):\n"
+               "        return None\n")
+    store = ("from core.backend import Backend\n\nclass KeyValueStore(Backend):\n"
+             "    def on_chord_part_return(self, request, state, result, propagate=None):\n"
+             "        return result\n")
+    repo.commit("backends", {"core/__init__.py": "", "core/backend.py": backend,
+                             "plugins/__init__.py": "", "plugins/store.py": store})
+    quiet = hookguard(repo.root, "audit", "--no-cache", "--format", "json")
+    assert json.loads(quiet.stdout)["findings"] == []  # the old broken caller proves nothing
+    repo.commit("Report chord parts without the result", {"core/backend.py": backend.replace(
+        "self.on_chord_part_return(request, 'SUCCESS', result)",
+        "self.on_chord_part_return(request, 'SUCCESS')")})
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (finding,) = json.loads(proc.stdout)["findings"]
+    assert finding["symbol"] == "plugins.store.KeyValueStore.on_chord_part_return"
+    assert "Backend.mark_as_done" in finding["message"]

@@ -13,7 +13,7 @@ from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.reach import live_methods
-from hookguard.model.records import MethodRecord
+from hookguard.model.records import CallSite, MethodRecord
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -75,6 +75,11 @@ class References:
         return None
 
 
+def call_shape(call: CallSite) -> tuple[object, ...]:
+    """What a call passes, whatever its line: for telling a call a change added."""
+    return (call.receiver, call.positional, call.keywords, call.star_args, call.star_kwargs)
+
+
 def is_test_file(path: str) -> bool:
     """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
     parts = path.split("/")
@@ -119,6 +124,8 @@ class RuleContext:
     history: HistoryIndex | None = None
     changes: list[HookChange] = field(default_factory=list)  # from a base..head diff
     only: frozenset[str] | None = None  # check only these classes (fully qualified); None: all
+    # calls the change under review added (``check``): (class, method, call name, shape)
+    added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset()
     _live: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
 
     def classes(self) -> Iterator[ClassInfo]:

@@ -15,6 +15,7 @@ from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, P
 from hookguard.rules.base import (
     Rule,
     RuleContext,
+    call_shape,
     is_dunder,
     is_test_double,
     never_collected,
@@ -108,7 +109,8 @@ class SignatureDrift(Rule):
                     ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]
                 found = (
                     self._proven(project, calls, info, ancestors, method,
-                                 partial(ctx.live, info), lambda: ctx.references.attributes)
+                                 partial(ctx.live, info), lambda: ctx.references.attributes,
+                                 ctx.added_calls)
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
@@ -134,6 +136,7 @@ class SignatureDrift(Rule):
         method: MethodRecord,
         live_methods: Callable[[], frozenset[str] | None],
         named_outside: Callable[[], frozenset[str]],
+        added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset(),
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -151,7 +154,8 @@ class SignatureDrift(Rule):
                     continue  # only methods this class replaces ever reach the caller
                 if always_exits(project, info, call, live, named_outside()):
                     continue  # the caller returns before the call on every such instance
-                if _proves(project, info, ancestor, caller, call, method):
+                added = (ancestor.fq, caller.name, call.name, call_shape(call)) in added_calls
+                if _proves(project, info, ancestor, caller, call, method, added):
                     failures.append((ancestor, caller, call, result))
         if not failures:
             return None
@@ -444,6 +448,7 @@ def _proves(
     caller: MethodRecord,
     call: CallSite,
     override: MethodRecord,
+    added: bool = False,
 ) -> bool:
     """Whether ``call``, which ``override`` cannot accept, proves a ``TypeError`` for ``info``.
 
@@ -469,9 +474,11 @@ def _proves(
         if wrapper is not None and _wrapping_decorator(override) == wrapper:
             return False
         if definition is not None and wrapper is None and not _placeholder(definition) and not (
-            bind(call, definition, unbound=_unbound(call, definition)).ok
+            added or bind(call, definition, unbound=_unbound(call, definition)).ok
         ):
-            return False  # the call fails for the base's own hook: a broken caller, not drift
+            # the call fails for the base's own hook: a broken caller, not drift; unless the
+            # change under review wrote it: then it breaks every class, this one included
+            return False
     if call.condition:
         if any(_MODE_CHECK.search(part) and not part.startswith("not ")
                for part in call.condition.split(" and ")):
