@@ -239,15 +239,18 @@ class CallChange:
 def added_calls(
     base: Project, head: Project
 ) -> set[tuple[str, str, str, tuple[object, ...]]]:
-    """The calls on ``self``/``cls`` a change added to a class's methods, by shape."""
+    """The calls on ``self``/``cls`` that a change wrote into methods that were already there
+    (code in use, not a new method nothing may call yet), by class, method, hook and shape."""
     added: set[tuple[str, str, str, tuple[object, ...]]] = set()
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
-        if before is not None and before.record is after.record:
+        if before is None or before.record is after.record:
             continue
         for name, method in after.record.methods.items():
-            old = before.record.methods.get(name) if before is not None else None
-            had = {(c.name, call_shape(c)) for c in old.calls} if old is not None else set()
+            old = before.record.methods.get(name)
+            if old is None:
+                continue
+            had = {(c.name, call_shape(c)) for c in old.calls}
             for call in method.calls:
                 if call.receiver in ("self", "cls") and (call.name, call_shape(call)) not in had:
                     added.add((fq, name, call.name, call_shape(call)))

@@ -269,3 +269,25 @@ def test_a_call_the_change_adds_that_no_class_can_accept_is_drift(
     (finding,) = json.loads(proc.stdout)["findings"]
     assert finding["symbol"] == "plugins.store.KeyValueStore.on_chord_part_return"
     assert "Backend.mark_as_done" in finding["message"]
+
+
+def test_a_broken_call_in_a_method_the_change_adds_is_not_drift(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    backend = ("class Backend:\n    def mark_as_done(self, request, result):\n"
+               "        self.on_chord_part_return(request, 'SUCCESS', result)\n\n"
+               "    def on_chord_part_return(self, request, state, result):\n"
+               "        return None\n")
+    store = ("from core.backend import Backend\n\nclass KeyValueStore(Backend):\n"
+             "    def on_chord_part_return(self, request, state, result, propagate=None):\n"
+             "        return result\n")
+    repo.commit("backends", {"core/__init__.py": "", "core/backend.py": backend,
+                             "plugins/__init__.py": "", "plugins/store.py": store})
+    # A new method, that nothing calls yet, with a call no class accepts (a dead caller):
+    # the change that wrote it broke nothing that ran.
+    repo.commit("Add a batched helper", {"core/backend.py": backend + (
+        "\n    def mark_many(self, requests):  # TODO unused\n"
+        "        return [self.on_chord_part_return(r) for r in requests]\n")})
+    proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
