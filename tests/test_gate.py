@@ -244,21 +244,31 @@ def test_the_documented_github_workflow_commands(
         "plugins/sparse.py"
 
 
+BACKEND = ("class Backend:\n    def mark_as_done(self, request, result):\n"
+           "        self.on_chord_part_return(request, 'SUCCESS', result)\n\n"
+           "    def on_chord_part_return(self, request, state, result):\n"
+           "        return None\n")
+KEY_VALUE_STORE = (
+    "from core.backend import Backend\n\nclass KeyValueStore(Backend):\n"
+    "    def on_chord_part_return(self, request, state, result, propagate=None):\n"
+    "        return result\n")
+
+
+def backend_repo(git_repo: Callable[..., GitRepo], backend: str) -> GitRepo:
+    repo = git_repo()
+    repo.commit("backends", {"core/__init__.py": "", "core/backend.py": backend,
+                             "plugins/__init__.py": "", "plugins/store.py": KEY_VALUE_STORE})
+    return repo
+
+
 def test_a_call_the_change_adds_that_no_class_can_accept_is_drift(
     git_repo: Callable[..., GitRepo]
 ) -> None:
-    repo = git_repo()
-    backend = ("class Backend:\n    def mark_as_done(self, request, result):\n"
-               "        self.on_chord_part_return(request, 'SUCCESS', result)\n\n"
-               "    def forget(self, request):\n"
-               "        self.on_chord_part_return(request)  # long broken, for every class\n\n"
-               "    def on_chord_part_return(self, request, state, result):\n"
-               "        return None\n")
-    store = ("from core.backend import Backend\n\nclass KeyValueStore(Backend):\n"
-             "    def on_chord_part_return(self, request, state, result, propagate=None):\n"
-             "        return result\n")
-    repo.commit("backends", {"core/__init__.py": "", "core/backend.py": backend,
-                             "plugins/__init__.py": "", "plugins/store.py": store})
+    backend = BACKEND.replace("\n    def on_chord_part_return", (
+        "\n    def forget(self, request):\n"
+        "        self.on_chord_part_return(request)  # long broken, for every class\n\n"
+        "    def on_chord_part_return"))
+    repo = backend_repo(git_repo, backend)
     quiet = hookguard(repo.root, "audit", "--no-cache", "--format", "json")
     assert json.loads(quiet.stdout)["findings"] == []  # the old broken caller proves nothing
     repo.commit("Report chord parts without the result", {"core/backend.py": backend.replace(
@@ -274,16 +284,8 @@ def test_a_call_the_change_adds_that_no_class_can_accept_is_drift(
 def test_a_broken_call_in_a_method_the_change_adds_is_not_drift(
     git_repo: Callable[..., GitRepo]
 ) -> None:
-    repo = git_repo()
-    backend = ("class Backend:\n    def mark_as_done(self, request, result):\n"
-               "        self.on_chord_part_return(request, 'SUCCESS', result)\n\n"
-               "    def on_chord_part_return(self, request, state, result):\n"
-               "        return None\n")
-    store = ("from core.backend import Backend\n\nclass KeyValueStore(Backend):\n"
-             "    def on_chord_part_return(self, request, state, result, propagate=None):\n"
-             "        return result\n")
-    repo.commit("backends", {"core/__init__.py": "", "core/backend.py": backend,
-                             "plugins/__init__.py": "", "plugins/store.py": store})
+    backend = BACKEND
+    repo = backend_repo(git_repo, backend)
     # A new method, that nothing calls yet, with a call no class accepts (a dead caller):
     # the change that wrote it broke nothing that ran.
     repo.commit("Add a batched helper", {"core/backend.py": backend + (

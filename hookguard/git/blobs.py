@@ -53,6 +53,24 @@ def def_pairs(tree: ast.Module) -> set[tuple[str, str]]:
     return pairs
 
 
+def class_qualnames(tree: ast.Module) -> set[str]:
+    """Qualified names of the classes ``tree`` defines, through any compound statement, with
+    ``<locals>`` for those a function or method defines (as :func:`extract` names them)."""
+    names: set[str] = set()
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
+        for child in _statements(node):
+            if isinstance(child, ast.ClassDef):
+                names.add(prefix + child.name)
+                stack.append((child, f"{prefix}{child.name}."))
+            elif isinstance(child, _Def):
+                stack.append((child, f"{prefix}{child.name}.<locals>."))
+            else:
+                stack.append((child, prefix))
+    return names
+
+
 def _statements(node: ast.AST) -> Iterator[ast.stmt]:
     """The statements directly in ``node``'s blocks (bodies, ``else``, handlers, cases)."""
     for field in ("body", "orelse", "finalbody"):

@@ -9,7 +9,6 @@ names of renamed files included.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from array import array
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hookguard import progress
-from hookguard.git.blobs import BlobJob, classes_of, parallel_map
+from hookguard.git.blobs import BlobJob, class_qualnames, classes_of, parallel_map
 from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import SKETCH_SIZE, parse_quietly
 from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
@@ -454,8 +453,8 @@ class HistoryIndex:
         if before not in blobs or after not in blobs:
             return False
         try:
-            had = qualname in _class_qualnames(parse_quietly(blobs[before], path).body, "")
-            has = qualname in _class_qualnames(parse_quietly(blobs[after], path).body, "")
+            had = qualname in class_qualnames(parse_quietly(blobs[before], path))
+            has = qualname in class_qualnames(parse_quietly(blobs[after], path))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         return has and not had
@@ -702,24 +701,3 @@ def _batches(lineages: Mapping[str, list[str]]) -> Iterator[list[str]]:
         size += names
     if group:
         yield group
-
-
-def _class_qualnames(body: list[ast.stmt], prefix: str) -> set[str]:
-    """Qualified names of the classes ``body`` defines, in functions and classes included."""
-    found: set[str] = set()
-    for stmt in body:
-        if isinstance(stmt, ast.ClassDef):
-            found.add(prefix + stmt.name)
-            found |= _class_qualnames(stmt.body, f"{prefix}{stmt.name}.")
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found |= _class_qualnames(stmt.body, f"{prefix}{stmt.name}.<locals>.")
-        else:
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                block = getattr(stmt, field, None)
-                if isinstance(block, list):
-                    found |= _class_qualnames(
-                        [s for s in block if isinstance(s, ast.stmt)], prefix)
-                    for handler in block:
-                        if isinstance(handler, ast.ExceptHandler):
-                            found |= _class_qualnames(handler.body, prefix)
-    return found

@@ -164,21 +164,8 @@ class Repo:
 
     def read_blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
         """Contents of many blobs (or ``rev:path`` names) through one ``cat-file --batch``."""
-        if not shas:
-            return {}
-        out = self.git("cat-file", "--batch", input_="".join(f"{s}\n" for s in shas).encode())
-        blobs: dict[str, bytes] = {}
-        pos = 0
-        for name in shas:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].split()
-            pos = end + 1
-            if len(header) < 3 or header[1] == b"missing":
-                continue
-            size = int(header[2])
-            blobs[name] = out[pos : pos + size]
-            pos += size + 1
-        return blobs
+        ids, blobs = self.read_blobs_by_id(shas)
+        return {name: blobs[sha] for name, sha in ids.items()}
 
     def read_blobs_by_id(
         self, names: Sequence[str]

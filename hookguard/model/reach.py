@@ -43,7 +43,7 @@ def live_methods(
     # A public method that only replaced code calls on ``self`` (``LoraLayer.update_layer``
     # calls ``self.lora_ga_init``, and the subclass replaces ``update_layer``) is a step of
     # that code, not an entry point: it runs when code outside the class names it.
-    running = {id(m) for name in names for m in _implementations(classes, name)}
+    running = {id(m) for m in _running(classes)}
     by_running: set[str] = set()
     by_replaced: set[str] = set()
     for klass in classes:
@@ -94,6 +94,9 @@ def _implementations(classes: list[ClassInfo], name: str) -> list[MethodRecord]:
 def running_methods(project: Project, info: ClassInfo) -> list[MethodRecord]:
     """Every definition a call on an instance of ``info`` can run: for each name, the first in
     the MRO and those it reaches through ``super()``."""
-    classes = [node for node in project.mro(info) if isinstance(node, ClassInfo)]
+    return _running([node for node in project.mro(info) if isinstance(node, ClassInfo)])
+
+
+def _running(classes: list[ClassInfo]) -> list[MethodRecord]:
     names = dict.fromkeys(name for c in classes for name in c.record.methods)
     return [m for name in names for m in _implementations(classes, name)]
