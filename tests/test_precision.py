@@ -1416,3 +1416,96 @@ def test_a_call_after_a_skip_on_a_property_that_returns_none_is_no_error(
     })
     assert "HG002 tests.test_models.TestFlowCompile.get_dummy_inputs" not in found
     assert "HG002 tests.test_models.TestFluxCompile.get_dummy_inputs" in errors(found)
+
+
+BEAM = '''
+class Beam:
+    def __init__(self, length):
+        self.length = length
+        self._loads = []
+
+    def solve(self):
+        self._reactions = {"R": sum(self._loads)}
+        self._jumps = {"J": 0}
+
+    @property
+    def jumps(self):
+        """Valid after solve()."""
+        return self._jumps
+
+    def reaction(self):
+        return self._reactions["R"]
+'''
+
+
+def test_a_field_read_only_by_an_accessor_nothing_uses_is_no_proof(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/beam.py": BEAM,
+        "pkg/beam3d.py": '''
+            from pkg.beam import Beam
+
+
+            class Beam3D(Beam):
+                def solve(self):
+                    self._reactions = {"R": 0}  # 3D has no jumps: `jumps` is 2D-only API
+        ''',
+        "pkg/plotted.py": '''
+            from pkg.beam import Beam
+
+
+            class PlottedBeam(Beam):
+                def solve(self):
+                    self._reactions = {"R": 0}
+
+                def plot(self):
+                    return list(self.jumps)  # the family itself uses the accessor
+        ''',
+        "pkg/forgetful.py": '''
+            from pkg.beam import Beam
+
+
+            class Forgetful(Beam):
+                def solve(self):
+                    self._jumps = {}  # reaction() reads _reactions, which nothing sets
+        ''',
+    })
+    assert "HG003 pkg.beam3d.Beam3D.solve" not in found
+    plotted = found["HG003 pkg.plotted.PlottedBeam.solve"]
+    assert plotted.severity is Severity.ERROR
+    assert [m["field"] for m in plotted.evidence["missing"]] == ["_jumps"]  # type: ignore[union-attr]
+    assert found["HG003 pkg.forgetful.Forgetful.solve"].severity is Severity.ERROR
+
+
+def test_an_override_that_refuses_some_configurations_is_no_proof(tmp_path: Path) -> None:
+    found = findings(tmp_path, {
+        "pkg/vision.py": '''
+            class VisionModel:
+                def __init__(self, with_llm):
+                    self.with_llm = with_llm
+
+                def build_model(self):
+                    self.vl_model = object()
+                    self.model = self.vl_model
+
+                def forward(self, images):
+                    return self.model(images)
+        ''',
+        "pkg/phi3.py": '''
+            from pkg.vision import VisionModel
+
+
+            class Phi3(VisionModel):
+                def build_model(self):
+                    if self.with_llm:
+                        self.vl_model = object()  # the whole model: forward() is never used
+                    else:
+                        raise NotImplementedError("the vision-only path is not supported")
+
+
+            class Partial(VisionModel):
+                def build_model(self):
+                    self.vl_model = object()  # forgets model, which forward() reads
+        ''',
+    })
+    assert "HG003 pkg.phi3.Phi3.build_model" not in found
+    assert found["HG003 pkg.phi3.Partial.build_model"].severity is Severity.ERROR

@@ -288,6 +288,7 @@ class _MethodScanner:
         self.local_prefixes: dict[str, str] = {}  # ``name = "_print_" + kind``
         self.narrowed: dict[str, str] = {}  # ``if isinstance(target, Layer):`` target -> Layer
         self.exits: tuple[str, ...] = ()  # early exits passed so far in the method's own body
+        self.refuses = False  # ``raise NotImplementedError`` somewhere in the method's own body
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         exits: list[str] = []
@@ -327,6 +328,8 @@ class _MethodScanner:
                 self._reference(node)
                 visit(node)
             return
+        if isinstance(stmt, ast.Raise) and _not_implemented(stmt.exc):
+            self.refuses = True
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
             stmt.targets[0], ast.Name
         ):
@@ -777,6 +780,8 @@ class _FileExtractor:
             raises_only=len(body) == 1 and isinstance(body[0], ast.Raise),
             skipped=any(d.rsplit(".", 1)[-1] == "skip" for d in decorators),
             no_op=all(_does_nothing(stmt) for stmt in node.body),
+            refuses=scanner.refuses and not (len(body) == 1 and isinstance(body[0], ast.Raise)),
+            returns=_returned_field(body, self_name),
         )
 
     def _qualify(self, dotted: str) -> str:
@@ -793,6 +798,24 @@ class _FileExtractor:
         visit = self.references.visit
         for node in walk(tree, prune=self.method_nodes):
             visit(node)
+
+
+def _not_implemented(exc: ast.expr | None) -> bool:
+    """``raise NotImplementedError`` or ``raise NotImplementedError(...)``."""
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _returned_field(body: list[ast.stmt], self_name: str | None) -> str | None:
+    """``x`` when the body (past its docstring) is ``return self.x``: an accessor."""
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return None
+    value = body[0].value
+    if (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+            and value.value.id == self_name):
+        return value.attr
+    return None
 
 
 _MODES = frozenset({"is_scripting", "is_tracing", "is_compiling", "TYPE_CHECKING"})

@@ -100,6 +100,10 @@ class MethodRecord:
     raises_only: bool = False  # the body is a single ``raise``: the hook is disabled on purpose
     skipped: bool = False  # an unconditional ``@skip`` test decorator: the body never runs
     no_op: bool = False  # the body does nothing (``pass``, ``...``, a docstring, bare ``return``)
+    # It raises ``NotImplementedError`` on some path (and does other work on another): it
+    # supports only some configurations of its base.
+    refuses: bool = False
+    returns: str | None = None  # the body is ``return self.<returns>``: an accessor of that field
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

@@ -129,7 +129,11 @@ class ContractBypass(Rule):
     fields no such method reads are not reported, nor overrides that do nothing (`pass`, a
     docstring: the hook is disabled on purpose) or classes local to a function (test doubles).
     Counters a method raises and lowers around a call (`self._depth += 1 ... -= 1`) are
-    bookkeeping, not state.
+    bookkeeping, not state. Neither proves anything without a contract: an override that
+    raises `NotImplementedError` on some path (it supports only some configurations, and which
+    base readers run in the others is not visible), nor a field read only by an accessor
+    (`return self._field`) that nothing in the class family uses (API for outside callers, who
+    may never ask this subclass for it).
 
     ## Known limitations
     State set outside the override (in the subclass's `__init__`, say) counts as set. Fields set
@@ -225,10 +229,13 @@ class ContractBypass(Rule):
             return None  # inferred state nothing is known to read: nothing to act on
         severity = Severity.ERROR
         if contract is None and (
-            info.record.local_scope or method.no_op or is_test_file(info.file.path)
+            info.record.local_scope or method.no_op or method.refuses
+            or is_test_file(info.file.path)
         ):
-            # A test double (function-local, or in a test file), or an override that does
-            # nothing (a hook disabled on purpose): it replaces the base's behaviour on purpose.
+            # A test double (function-local, or in a test file), an override that does nothing
+            # (a hook disabled on purpose), or one that refuses some configurations (``raise
+            # NotImplementedError`` on a path): whether the base's readers run in the
+            # configurations it accepts is not something the code shows.
             return None
         groups: dict[tuple[tuple[str, ...], str | None], list[str]] = {}
         for name, effect in missing.items():
@@ -343,11 +350,33 @@ def _readers(
                 if field in m.self_reads and m.name != hook and field not in m.guarded
                 and not _sets_first(m, field)
             )
+    accessors = {
+        name for name in names
+        if (reader := _resolve(project, info, name)) is not None and reader.returns == field
+    }
+    if accessors:  # ``return self.field``: it proves something only where the family uses it
+        names -= accessors - _used_by_family(project, info, accessors)
     for name in sorted(names):
         definer = project.defining_ancestor(info, name) if name not in info.record.methods else info
         overridden = definer is not None and not _is_base_side(project, info, ancestor, definer)
         readers.append((name, overridden or (live is not None and name not in live)))
     return readers
+
+
+def _used_by_family(project: Project, info: ClassInfo, names: set[str]) -> set[str]:
+    """Which of ``names`` some method of ``info``'s MRO reads or calls on ``self``, other than
+    the accessor itself. An accessor nothing in the family uses is API for callers outside: a
+    field it returns that the subclass never sets makes that accessor fail, not the hook's
+    users, and whether anyone asks this subclass for it is not visible here."""
+    used: set[str] = set()
+    for node in project.mro(info):
+        if isinstance(node, ClassInfo):
+            for method in node.record.methods.values():
+                used.update(n for n in names if n != method.name and (
+                    n in method.self_reads
+                    or any(c.name == n and c.receiver in ("self", "cls") for c in method.calls)
+                ))
+    return used
 
 
 def _set_by_every_reader(
