@@ -148,6 +148,7 @@ def affected_classes(
         if _bindings(old) != _bindings(new):
             return None
         global_names |= (old.attr_refs ^ new.attr_refs) | (old.string_refs ^ new.string_refs)
+        global_names.update(n for pair in set(old.fallbacks) ^ set(new.fallbacks) for n in pair)
         prefixes |= old.prefix_refs ^ new.prefix_refs
         prefix = f"{new.module}." if new.module else ""
         for old_class, new_class in zip(old.classes, new.classes, strict=True):

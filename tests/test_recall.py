@@ -912,3 +912,67 @@ def test_a_base_hook_a_decorator_wraps_is_no_disproof(tmp_path: Path) -> None:
     found = findings(root)
     assert errors(found) == {"HG002 pkg.auth.GoogleMixin.get_user_future"}
     assert not [k for k in found if "Twitter" in k or "Github" in k]
+
+
+UPGRADER = '''
+class Model:
+    def __init__(self, children):
+        self.children = children
+
+    def upgrade_all(self, state):
+        for name, child in self.children:
+            if hasattr(child, "upgrade_named"):
+                child.upgrade_named(state, name)
+            elif hasattr(child, "upgrade"):
+                child.upgrade(state)
+'''
+
+
+def test_a_renamed_hook_left_only_in_a_hasattr_fallback_is_dead_for_the_family(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/model.py": UPGRADER,
+        "pkg/decoder.py": "class Decoder:\n    def upgrade(self, state):\n        return state\n",
+        "pkg/conv.py": "from pkg.decoder import Decoder\n\n\n"
+                       "class ConvDecoder(Decoder):\n"
+                       "    def upgrade(self, state):\n        state['conv'] = 1\n",
+        "pkg/plain.py": "class Plain:  # no Decoder: the fallback is how the model reaches it\n"
+                        "    def upgrade(self, state):\n        state['plain'] = 1\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("upgrade -> upgrade_named", {
+        "pkg/decoder.py": "class Decoder:\n"
+                          "    def upgrade_named(self, state, name):\n        return state\n",
+    })
+    found = gate(repo, base)
+    # Every Decoder has upgrade_named now: the elif never runs for ConvDecoder.
+    assert errors(found) == {"HG001 pkg.conv.ConvDecoder.upgrade"}
+    assert "HG001 pkg.plain.Plain.upgrade" not in found
+    result = audit([repo.root], Options(use_cache=False))  # the same from history
+    assert {f"{f.code} {f.symbol}" for f in result.findings
+            if f.severity is Severity.ERROR} == {"HG001 pkg.conv.ConvDecoder.upgrade"}
+
+
+def test_a_hook_the_checkout_also_looks_up_plainly_stays_a_warning(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "",
+        "pkg/model.py": UPGRADER + "\n\ndef legacy(child, state):\n"
+                        "    return getattr(child, 'upgrade')(state)\n",
+        "pkg/decoder.py": "class Decoder:\n    def upgrade(self, state):\n        return state\n",
+        "pkg/conv.py": "from pkg.decoder import Decoder\n\n\n"
+                       "class ConvDecoder(Decoder):\n"
+                       "    def upgrade(self, state):\n        state['conv'] = 1\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("upgrade -> upgrade_named", {
+        "pkg/decoder.py": "class Decoder:\n"
+                          "    def upgrade_named(self, state, name):\n        return state\n",
+    })
+    found = gate(repo, base)
+    assert found["HG001 pkg.conv.ConvDecoder.upgrade"].severity is Severity.WARNING

@@ -7,6 +7,7 @@ need. It imports nothing heavy: parser worker processes import this module alone
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import warnings
 import zlib
@@ -542,6 +543,7 @@ class _FileExtractor:
     def __init__(self, path: str, module: str, is_package: bool, text: str) -> None:
         self.record = FileRecord(path=path, module=module, is_package=is_package)
         self.lines = text.splitlines()
+        self.has_fallbacks = _ELIF_HASATTR.search(text) is not None
         self.suppressed = suppressions(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
@@ -578,6 +580,13 @@ class _FileExtractor:
         record.attr_refs = refs.attributes(self.module_bindings)
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
         record.literals = frozenset(refs.literals)
+        if self.has_fallbacks:
+            fallbacks = hasattr_fallbacks(tree)
+            if fallbacks.pairs:
+                record.fallbacks = tuple(sorted(fallbacks.pairs))
+                record.attr_refs -= fallbacks.attributes_only_there
+                record.string_refs -= fallbacks.strings_only_there
+                record.literals -= fallbacks.strings_only_there
         record.prefix_refs = refs.computed_prefixes()
         record.module_names = frozenset(module_names)
         return record
@@ -798,6 +807,69 @@ class _FileExtractor:
         visit = self.references.visit
         for node in walk(tree, prune=self.method_nodes):
             visit(node)
+
+
+@dataclasses.dataclass
+class Fallbacks:
+    """``if hasattr(c, "new"): c.new(...)`` / ``elif hasattr(c, "old"): c.old(...)``.
+
+    The ``elif`` runs only for objects without ``new``: for a class that has it, the name
+    ``old`` is looked up nowhere. ``pairs`` holds each ``(old, new)``; the two sets, the names
+    that the file uses (as a string, as an attribute off ``self``) only inside such a branch.
+    """
+
+    pairs: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    strings_only_there: frozenset[str] = frozenset()
+    attributes_only_there: frozenset[str] = frozenset()
+
+
+_ELIF_HASATTR = re.compile(r"\belif\s+hasattr\(")
+
+
+def _hasattr_test(test: ast.expr) -> tuple[str, str] | None:
+    """``hasattr(<receiver>, "<name>")`` -> (receiver as written, name)."""
+    if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+            and test.func.id == "hasattr" and len(test.args) == 2 and not test.keywords):
+        name = test.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            return ast.unparse(test.args[0]), name.value
+    return None
+
+
+def hasattr_fallbacks(tree: ast.AST) -> Fallbacks:
+    """The ``hasattr`` fallbacks in ``tree`` (see :class:`Fallbacks`)."""
+    found = Fallbacks()
+    inside: set[int] = set()  # ids of the string and attribute nodes in fallback branches
+    for node in walk(tree):
+        if not isinstance(node, ast.If) or len(node.orelse) != 1:
+            continue
+        fallback = node.orelse[0]
+        if not isinstance(fallback, ast.If):
+            continue
+        preferred, old = _hasattr_test(node.test), _hasattr_test(fallback.test)
+        if preferred is None or old is None or preferred[0] != old[0] or preferred[1] == old[1]:
+            continue
+        found.pairs.add((old[1], preferred[1]))
+        for part in (fallback.test, *fallback.body):
+            for inner in walk(part):
+                if (isinstance(inner, ast.Constant) and inner.value == old[1]) or (
+                        isinstance(inner, ast.Attribute) and inner.attr == old[1]):
+                    inside.add(id(inner))
+    if not found.pairs:
+        return found
+    olds = {old for old, _ in found.pairs}
+    strings: set[str] = set(olds)
+    attributes: set[str] = set(olds)
+    for node in walk(tree):
+        if id(node) in inside:
+            continue
+        if isinstance(node, ast.Constant) and node.value in olds:
+            strings.discard(node.value)  # type: ignore[arg-type]
+        elif isinstance(node, ast.Attribute) and node.attr in olds:
+            attributes.discard(node.attr)
+    found.strings_only_there = frozenset(strings)
+    found.attributes_only_there = frozenset(attributes)
+    return found
 
 
 def _not_implemented(exc: ast.expr | None) -> bool:

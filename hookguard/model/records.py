@@ -266,6 +266,9 @@ class FileRecord:
     attr_refs: frozenset[str] = frozenset()  # ``x.NAME`` loads on receivers other than self/cls
     string_refs: frozenset[str] = frozenset()  # literal names given to getattr/hasattr/setattr
     literals: frozenset[str] = frozenset()  # every identifier-like string constant in the file
+    # ``(old, new)``: ``if hasattr(o, "new"): ... elif hasattr(o, "old"): o.old(...)``, a lookup
+    # of ``old`` only for objects without ``new`` (see :class:`~hookguard.model.extract.Fallbacks`)
+    fallbacks: tuple[tuple[str, str], ...] = ()
     prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
     module_names: frozenset[str] = frozenset()  # names bound at module level
     content_key: str = ""  # git blob id of the bytes the record was built from

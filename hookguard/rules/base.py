@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
@@ -30,6 +30,9 @@ class References:
     definers: dict[str, list[ClassInfo]]  # method name -> classes that define it
     # ``obj.x`` outside test files: a test calling a method directly does not make it live
     code_attributes: frozenset[str] = frozenset()
+    # name -> the names ``hasattr`` prefers to it: it is looked up only on objects without
+    # them (see :attr:`hookguard.model.records.FileRecord.fallbacks`)
+    fallbacks: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, project: Project) -> References:
@@ -39,12 +42,17 @@ class References:
             for method in info.record.methods:
                 definers.setdefault(method, []).append(info)
         prefixes = frozenset().union(*(r.prefix_refs for r in records))
+        fallbacks: dict[str, set[str]] = {}
+        for record in records:
+            for old, new in record.fallbacks:
+                fallbacks.setdefault(old, set()).add(new)
         return cls(
             frozenset().union(*(r.attr_refs for r in records)),
             frozenset().union(*(r.string_refs for r in records)),
             prefixes - {""},
             definers,
             frozenset().union(*(r.attr_refs for r in records if not is_test_file(r.path))),
+            {old: frozenset(new) for old, new in fallbacks.items()},
         )
 
     def names(self, name: str) -> bool:
@@ -57,14 +65,22 @@ class References:
     def prefix_tuple(self) -> tuple[str, ...]:
         return tuple(self.prefixes)
 
-    def outside(self, name: str, family: set[str]) -> str | None:
+    def outside(
+        self, name: str, family: set[str], has: Callable[[str], bool] = lambda _: False
+    ) -> str | None:
         """Why code outside the class family finds ``name``, or None.
 
         ``obj.name`` with an unknown receiver counts only when no class outside ``family``
         (fully qualified names) defines ``name``: otherwise it most likely means that class.
+        A ``hasattr`` fallback counts only when the class lacks (``has``, a name its line
+        defines in the checkout) one of the names preferred to it.
         """
         if name in self.strings:
             return f"'{name}' is looked up by name (getattr/hasattr)"
+        preferred = self.fallbacks.get(name)
+        if preferred and not all(has(new) for new in preferred):
+            missing = ", ".join(sorted(new for new in preferred if not has(new)))
+            return f"'{name}' is looked up by name, as a fallback for objects without {missing}"
         for prefix in self.prefixes:
             if name.startswith(prefix):
                 return f"'{name}' matches a computed attribute name ('{prefix}...')"

@@ -241,7 +241,11 @@ class StaleOverride(Rule):
             info.record.local_scope and is_test_file(info.file.path)
         ):
             return None  # a test defines the removed hook to see the framework refuse it
-        outside = ctx.references.outside(name, ctx.family(info))
+        outside = ctx.references.outside(
+            name, ctx.family(info),
+            lambda other: isinstance(ctx.project.defining_ancestor(info, other), ClassInfo)
+            or other in info.record.methods,
+        )
         if outside is not None and evidence.change is not None and evidence.change.refused and (
             name in ctx.references.strings
         ):
@@ -266,7 +270,9 @@ class StaleOverride(Rule):
         change = evidence.change
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)
-        if change is not None and not change.was_called:
+        if change is not None and not change.was_called and (
+            name not in ctx.references.fallbacks  # a framework's hasattr dispatch: a hook
+        ):
             if evidence.new is None or own_users:
                 # a removed API method, not a hook: callers still reach this one; or one the
                 # class family calls itself: its own method, which runs
