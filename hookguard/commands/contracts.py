@@ -1,7 +1,8 @@
 """``hookguard contracts check``: contract files against the code they describe.
 
 ``hookguard contracts record``: a hook's contract from passing runs
-(:mod:`hookguard.runtime.record`; imports torch, so only when asked for).
+(:mod:`hookguard.runtime.record`; imports torch, so only when asked for). It imports nothing of
+the static checker (libcst, msgspec): a GPU machine with torch alone can record.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ import argparse
 from pathlib import Path
 
 from hookguard.commands.common import EXIT_CLEAN, emit, exit_code, summarise
-from hookguard.engine import Options, Workspace, audit
 from hookguard.errors import UsageError
-from hookguard.rules.contract_stale import ContractStale, check_contracts
 
 
 def run_contracts(args: argparse.Namespace) -> int:
@@ -23,6 +22,9 @@ def run_contracts(args: argparse.Namespace) -> int:
             "usage: hookguard contracts check [PATH ...] [--repo DIR] | "
             "hookguard contracts record HOOK COMMAND ... [-o FILE] [--path DIR]"
         )
+    from hookguard.engine import Options, Workspace, audit
+    from hookguard.rules.contract_stale import ContractStale, check_contracts
+
     workspace = Workspace.open(args.repo)
     paths = tuple(str(Path(p).resolve()) for p in args.paths)
     contracts = workspace.load_contracts(paths)
