@@ -864,7 +864,7 @@ def hasattr_fallbacks(tree: ast.AST) -> Fallbacks:
         if id(node) in inside:
             continue
         if isinstance(node, ast.Constant) and node.value in olds:
-            strings.discard(node.value)  # type: ignore[arg-type]
+            strings.discard(node.value)
         elif isinstance(node, ast.Attribute) and node.attr in olds:
             attributes.discard(node.attr)
     found.strings_only_there = frozenset(strings)
