@@ -239,8 +239,11 @@ def test_the_cli_prints_to_stdout_and_fails_cleanly(
 
 def test_recording_needs_nothing_of_the_static_checker(tmp_path: Path) -> None:
     """The GPU machines have torch and pytest but not msgspec or libcst: recording works there."""
+    import os
     import subprocess
 
+    root = str(Path(__file__).resolve().parents[2])  # the checkout, wherever hookguard runs from
+    path = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
     script = textwrap.dedent(f"""
         import sys
         sys.modules["msgspec"] = None  # an import of either now raises ImportError
@@ -250,7 +253,7 @@ def test_recording_needs_nothing_of_the_static_checker(tmp_path: Path) -> None:
                        "--path", {str(FIXTURES)!r}, "-o", {str(tmp_path / "c.toml")!r}]))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=300)
+                          cwd=tmp_path, timeout=300, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr
     (contract,) = parse_contracts((tmp_path / "c.toml").read_text())
     assert contract.method == "_prepare_page_table_tensor"
