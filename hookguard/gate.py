@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.findings import Finding, InputError
-from hookguard.git.history import HistoryIndex, HookChange, pair_renames
+from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
@@ -24,6 +24,7 @@ from hookguard.model.sources import PathFilter
 from hookguard.rules.base import call_shape, is_dunder
 
 if TYPE_CHECKING:
+    from hookguard.git.history import HistoryIndex
     from hookguard.model.cache import RecordCache
 
 STAGED = "staged changes"
@@ -336,7 +337,11 @@ def run_gate(
     base_project = Project.build(base_records, mirrors)
     head_project = Project.build(head_records, mirrors)
     contracts = workspace.load_contracts(options.contracts)
-    history = HistoryIndex(repo) if rev_range else None
+    history = None
+    if rev_range:  # (the walk, and its worker pools, imported only when a range asks for it)
+        from hookguard.git.history import HistoryIndex
+
+        history = HistoryIndex(repo)
     changed = _changed_paths(base_entries, head_entries)
     lost = hook_changes(base_project, head_project, changed)
     lost += orphaned_overrides(base_project, head_project, changed, lost)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,53 +18,19 @@ from typing import Protocol
 
 from hookguard import progress
 from hookguard.git.blobs import BlobJob, class_qualnames, classes_of, parallel_map
+from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo
-from hookguard.model.extract import SKETCH_SIZE, parse_quietly
-from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
+from hookguard.model.extract import parse_quietly
+from hookguard.model.records import ClassRecord
+
+__all__ = ["HistoryIndex", "HistoryStore", "HookChange", "pair_renames"]
 
 _DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
-RENAME_THRESHOLD = 0.4
 _PATHS_PER_CALL = 500
 _COMMITS_PER_CHUNK = 1500
 _LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
-
-
-@dataclass(frozen=True, slots=True)
-class HookChange:
-    """A method that left a class: removed, or renamed to ``new``."""
-
-    class_fq: str
-    old: str
-    new: str | None
-    commit: str
-    short: str
-    subject: str
-    path: str  # the file the class lived in at that commit
-    was_called: bool = True  # its file called it on ``self`` before: it was a hook
-    when: int = 0  # commit time (seconds since the epoch); 0 when unknown
-    # Still defined, but the class now calls it as ``Class.name(...)``, not through ``self``:
-    # overrides are no longer dispatched to (``check`` only).
-    undispatched: bool = False
-    # The change itself added the name as a string in another file (a validator that refuses
-    # overrides of the removed hook): that lookup keeps no override alive (``check`` only).
-    refused: bool = False
-    # The class that defined the hook, when not ``class_fq`` (an override whose bases the change
-    # replaced: ``class_fq`` is its new nearest base, which never had the hook; ``check`` only).
-    owner: str = ""
-
-    @property
-    def kind(self) -> str:
-        if self.undispatched:
-            return "undispatched"
-        return "renamed" if self.new else "removed"
-
-    def describe(self) -> str:
-        what = f"renamed to {self.new}" if self.new else "removed"
-        if self.undispatched:
-            what = "no longer called through self"
-        return f"{what} in {self.short} ({self.subject})"
 
 
 def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -> bool:
@@ -104,63 +69,6 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
                 if name in klass.self_refs:
                     return True
     return False
-
-
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
-
-
-def _sketch(digest: bytes) -> set[int]:
-    return set(array("I", digest))
-
-
-def method_similarity(
-    old: MethodRecord, new: MethodRecord, before: ClassRecord, after: ClassRecord
-) -> float:
-    """How likely ``new`` is ``old`` under a new name: body, parameters and call sites."""
-    old_lines, new_lines = _sketch(old.body_digest), _sketch(new.body_digest)
-    # Bottom-k estimate of the Jaccard similarity of the two bodies.
-    union = sorted(old_lines | new_lines)[:SKETCH_SIZE]
-    body = sum(1 for h in union if h in old_lines and h in new_lines) / max(len(union), 1)
-    old_params = {p.name for p in old.bound_params if p.kind is not ParamKind.VAR_KEYWORD}
-    new_params = {p.name for p in new.bound_params if p.kind is not ParamKind.VAR_KEYWORD}
-    params = (
-        1.0
-        if not old_params and not new_params
-        else len(old_params & new_params) / len(old_params | new_params)
-    )
-    callers_old = {m.name for m in before.methods.values() if any(
-        c.name == old.name and c.receiver in ("self", "cls") for c in m.calls)}
-    callers_new = {m.name for m in after.methods.values() if any(
-        c.name == new.name and c.receiver in ("self", "cls") for c in m.calls)}
-    callers = 1.0 if callers_old & callers_new else 0.0
-    return 0.5 * body + 0.2 * params + 0.5 * callers
-
-
-def pair_renames(
-    before: ClassRecord, after: ClassRecord, removed: Iterable[str]
-) -> dict[str, str | None]:
-    """Pair removed methods with added ones, one to one, best matches first.
-
-    Dunder methods are never paired, and a pair needs a score of at least
-    :data:`RENAME_THRESHOLD`; everything else counts as removed.
-    """
-    olds = [before.methods[n] for n in removed if n in before.methods and not _is_dunder(n)]
-    added = [m for n, m in after.methods.items() if n not in before.methods and not _is_dunder(n)]
-    scored = sorted(
-        ((method_similarity(old, new, before, after), old.name, new.name)
-         for old in olds for new in added),
-        key=lambda item: (-item[0], item[1], item[2]),
-    )
-    pairs: dict[str, str | None] = {name: None for name in removed}
-    taken: set[str] = set()
-    for score, old_name, new_name in scored:
-        if score < RENAME_THRESHOLD:
-            break
-        if pairs.get(old_name) is None and new_name not in taken:
-            pairs[old_name] = new_name
-            taken.add(new_name)
-    return pairs
 
 
 def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], boundary: str) -> str:

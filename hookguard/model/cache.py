@@ -45,7 +45,7 @@ import msgspec
 
 from hookguard import __version__
 from hookguard.findings import Finding, InputError
-from hookguard.git.history import HookChange
+from hookguard.git.changes import HookChange
 from hookguard.incremental import AuditState
 from hookguard.model.records import ClassRecord, FileRecord, LazyMethods, MethodRecord
 

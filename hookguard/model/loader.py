@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +80,7 @@ def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
     if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
         return [_counted(_run_job(job)) for job in jobs]
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hookguard.findings import Finding, Location, Severity
-from hookguard.git.history import HookChange
+from hookguard.git.changes import HookChange
 from hookguard.model.project import ClassInfo, External
 from hookguard.model.records import MethodRecord, method_mentions
 from hookguard.rules.base import Rule, RuleContext, is_dunder, is_test_file
