@@ -1,0 +1,182 @@
+"""The text scan that rules old versions out before ``ast``: it must hold every (class, method)
+pair the ``ast`` outline finds, or give up (None) and leave the decision to ``ast``."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hookguard.git.blobs import BlobJob, classes_of, def_pairs, scan_pairs
+from tests.test_history import SOURCES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Text that a reader of lines alone gets wrong: each must still give every pair ``ast`` finds.
+TRICKY = {
+    "docstring with a class line": '''
+class A:
+    """
+class Fake:
+    def fake(self):
+    """
+    def real(self):
+        pass
+''',
+    "string continued by a backslash": """
+class A:
+    x = 'one \\
+class Fake:'
+    def real(self):
+        pass
+""",
+    "quotes in comments and hashes in strings": """
+class A:
+    # don't read this as a string
+    x = "# not a comment" + '#'  # it's a comment
+    def real(self):
+        return '''it's
+class Fake:
+'''
+    def also(self): ...
+""",
+    "escaped quotes": r'''
+class A:
+    x = "a \" b"
+    y = """ \""" still in the string
+class Fake:
+    """
+    z = r'\''
+    def real(self): ...
+''',
+    "prefixed literals": """
+class A:
+    a, b, c, d = rb'x', Br"y", f'{1}', u'''
+class Fake:
+'''
+    def real(self): ...
+""",
+    "a block after a method, inside the class": """
+class C:
+    def first(self):
+        pass
+    if True:
+        def second(self):
+            pass
+    else:
+        class Inner:
+            def third(self): ...
+    def fourth(self): ...
+""",
+    "continuation lines dedented below the class": """
+class C:
+    value = call(1,
+2)
+    other = 1 + \\
+3
+    def kept(self): ...
+""",
+    "nested scopes": """
+def outer():
+    class InFunction:
+        def method(self):
+            def helper(): ...
+            class Local:
+                async def local(self): ...
+        @property
+        def prop(self): ...
+class After:
+    def later(self): ...
+""",
+    "generic heads and spacing": """
+class A :
+    def  spaced (self): ...
+    async  def  awaited(self): ...
+    def typed(self, x: int) -> int: ...
+""",
+    "tabs": "class A:\n\tdef tabbed(self):\n\t\tpass\n\tdef next(self): pass\n",
+}
+
+# Text the scan cannot read with certainty: it gives up.
+UNREADABLE = {
+    "unterminated triple quote": 'class A:\n    x = """\n    def m(self): ...\n',
+    "form feed": "class A:\n    pass\n\x0cdef f(): ...\n",
+    "head split by a backslash": "class \\\n  A:\n    def m(self): ...\n",
+    "name that is not ASCII": "class Caf\xe9:\n    def m(self): ...\n",
+    "unterminated single quote": "class A:\n    x = 'abc\n    def m(self): ...\n",
+}
+
+
+def _ast_pairs(text: str) -> set[tuple[str, str]]:
+    return def_pairs(ast.parse(text))
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_scan_holds_every_pair_the_outline_finds(name: str) -> None:
+    text = TRICKY[name]
+    scanned = scan_pairs(text.encode())
+    assert scanned is not None, name
+    assert _ast_pairs(text) <= scanned, name
+    assert not any(cls == "Fake" or method == "fake" for cls, method in scanned), name
+
+
+def test_scan_on_the_outline_sources_and_line_endings() -> None:
+    for name, source in SOURCES.items():
+        text = textwrap.dedent(source)
+        for variant in (text, text.replace("\n", "\r\n"), text.replace("\n", "\r"),
+                        "\ufeff" + text):
+            scanned = scan_pairs(variant.encode())
+            assert scanned is not None and _ast_pairs(text) <= scanned, name
+
+
+def test_scan_pairs_a_def_with_every_open_class() -> None:
+    generic = b"class A[T]:\n    def generic[U](self, x: U) -> T: ...\n"  # Python 3.12
+    assert scan_pairs(generic) == {("A", "generic")}
+    scanned = scan_pairs(TRICKY["a block after a method, inside the class"].encode())
+    assert scanned is not None
+    assert {("C", "first"), ("C", "second"), ("Inner", "third"), ("C", "fourth")} <= scanned
+    # A def nested in a method still pairs with the class (a superset, never a miss) ...
+    nested = scan_pairs(TRICKY["nested scopes"].encode())
+    assert nested is not None and ("InFunction", "helper") in nested
+    # ... but never with a class whose block has ended, nor a function with no class open.
+    assert ("After", "later") in nested and ("InFunction", "later") not in nested
+    assert ("Local", "local") in nested and ("InFunction", "prop") in nested
+    assert not any(method == "outer" for _, method in nested)
+
+
+@pytest.mark.parametrize("name", sorted(UNREADABLE))
+def test_scan_gives_up_where_it_could_be_wrong(name: str) -> None:
+    assert scan_pairs(UNREADABLE[name].encode("utf-8")) is None, name
+
+
+def test_scan_holds_every_pair_in_this_repository() -> None:
+    files = sorted((ROOT / "hookguard").rglob("*.py")) + sorted((ROOT / "tests").rglob("*.py"))
+    assert len(files) > 50
+    readable = 0
+    for path in files:
+        data = path.read_bytes()
+        scanned = scan_pairs(data)
+        if scanned is None:
+            continue
+        readable += 1
+        assert def_pairs(ast.parse(data)) <= scanned, path
+    assert readable > len(files) * 0.8
+
+
+def test_scan_rules_out_python_2_blobs_only_when_no_probe_is_there() -> None:
+    python2 = b"print 'x'\nclass A:\n    def gone(self):\n        pass\n"
+    with pytest.raises(SyntaxError):
+        ast.parse(python2)
+    assert scan_pairs(python2) == {("A", "gone")}
+    # Extraction cannot read it either, so "no classes" and "ruled out" answer alike.
+    assert classes_of(BlobJob("p.py", "p", False, python2, frozenset({("A", "gone")}))) == {}
+    assert classes_of(BlobJob("p.py", "p", False, python2, frozenset({("A", "other")}))) is None
+    # When the scan gives up, ``ast`` still rules out what it can.
+    unreadable = b"class A:\n    def m(self): ...\n\x0cx = 1\n"
+    assert scan_pairs(unreadable) is None
+    assert classes_of(BlobJob("u.py", "u", False, unreadable,
+                              frozenset({("A", "other")}))) is None
+    full = classes_of(BlobJob("u.py", "u", False, unreadable, frozenset({("A", "m")})))
+    assert full is not None and "m" in full["A"].methods
