@@ -803,10 +803,50 @@ class _FileExtractor:
 
     # -- references -----------------------------------------------------------------------
     def _scan_references(self, tree: ast.Module) -> None:
-        """Visit every node the method scanner has not: module code, class bodies, signatures."""
-        visit = self.references.visit
-        for node in walk(tree, prune=self.method_nodes):
-            visit(node)
+        """Visit every node the method scanner has not: module code, class bodies, signatures.
+
+        What :meth:`_FileReferences.visit` does over :func:`walk`, inlined: most of a file's
+        nodes pass through here, and names and constants (most of those) have no children.
+        """
+        refs = self.references
+        attribute, call, assign, literals = refs.attribute, refs.call, refs.assign, refs.literals
+        prune = self.method_nodes
+        children = _CHILD_FIELDS
+        stack: list[ast.AST] = [tree]
+        pop, push, node_type = stack.pop, stack.append, ast.AST
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is ast.Name:
+                continue
+            if kind is ast.Constant:
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is str and value.isidentifier():
+                    literals.add(value)
+                continue
+            if kind is ast.Attribute:
+                attribute(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                call(node)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                assign(node)  # type: ignore[arg-type]
+            fields = children.get(kind)
+            if fields is None:
+                fields = children[kind] = tuple(f for f in kind._fields if f != "ctx")
+            pruned = id(node) in prune
+            for name in fields:
+                if pruned and name == "body":
+                    continue
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            push(item)
+                elif isinstance(value, node_type):
+                    push(value)
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields, less ``ctx``
 
 
 @dataclasses.dataclass
@@ -823,7 +863,7 @@ class Fallbacks:
     attributes_only_there: frozenset[str] = frozenset()
 
 
-_ELIF_HASATTR = re.compile(r"\belif\s+hasattr\(")
+_ELIF_HASATTR = re.compile(r"elif\s+hasattr\(")  # no leading \b: a literal start is fast
 
 
 def _hasattr_test(test: ast.expr) -> tuple[str, str] | None:
