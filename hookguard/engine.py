@@ -29,6 +29,7 @@ from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
+from hookguard.rules.base import PassedKeyword
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -123,12 +124,15 @@ def run_rules(
     select: Sequence[str] = (),
     only: Collection[str] | None = None,
     added_calls: Collection[tuple[str, str, str, tuple[object, ...]]] = (),
+    passed_keywords: Sequence[PassedKeyword] = (),
 ) -> list[Finding]:
     """Run the enabled rules; ``only`` limits the per-class rules to those classes;
-    ``added_calls`` are the calls a change under review added (see ``RuleContext``)."""
+    ``added_calls`` and ``passed_keywords`` are what a change under review added (see
+    ``RuleContext``)."""
     context = _CountedContext if progress.active() else RuleContext
     ctx = context(project, config, contracts, history, list(changes),
-                  frozenset(only) if only is not None else None, frozenset(added_calls))
+                  frozenset(only) if only is not None else None, frozenset(added_calls),
+                  tuple(passed_keywords))
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:

@@ -19,9 +19,10 @@ from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
-from hookguard.model.records import FileRecord
+from hookguard.model.records import FileRecord, MethodRecord, ParamKind
 from hookguard.model.sources import PathFilter
-from hookguard.rules.base import call_shape, is_dunder
+from hookguard.model.untyped_calls import keyword_uses
+from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
 
 if TYPE_CHECKING:
     from hookguard.git.history import HistoryIndex
@@ -258,6 +259,72 @@ def added_calls(
     return added
 
 
+def _keyword_params(method: MethodRecord) -> frozenset[str]:
+    return frozenset(p.name for p in method.bound_params
+                     if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY))
+
+
+def _takes_any_keyword(method: MethodRecord) -> bool:
+    return any(p.kind is ParamKind.VAR_KEYWORD for p in method.params)
+
+
+def keyword_gains(base: Project, head: Project) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """Hooks a change taught to accept more keywords: method name -> (owner, the keywords it
+    accepts now and did not before; empty when it gained ``**kwargs``: any keyword it could
+    not take before). Only classes with subclasses, and methods that were already there."""
+    gains: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is None or before.record is after.record or not head.subclasses(after):
+            continue
+        for name, method in after.record.methods.items():
+            old = before.record.methods.get(name)
+            if old is None or old.params == method.params or _takes_any_keyword(old):
+                continue
+            if _takes_any_keyword(method):
+                gains.setdefault(name, []).append((fq, frozenset()))
+                continue
+            new = _keyword_params(method) - _keyword_params(old)
+            if new:
+                gains.setdefault(name, []).append((fq, new))
+    return gains
+
+
+def passed_keywords(
+    repo: Repo,
+    base_entries: Sequence[TreeEntry],
+    head_entries: Sequence[TreeEntry],
+    changed: Collection[str],
+    base: Project,
+    head: Project,
+) -> list[PassedKeyword]:
+    """Keywords the change passes, through receivers the model does not type, to hooks it
+    taught a base to accept: ``model.load_state_dict(sd, args=args)`` written by the change
+    that gave ``BaseModel.load_state_dict`` its ``args``. Only the changed files are read."""
+    gains = keyword_gains(base, head)
+    if not gains:
+        return []
+    before = {e.path: e.blob for e in base_entries}
+    after = {e.path: e.blob for e in head_entries}
+    paths = [p for p in sorted(changed) if p.endswith(".py") and p in after]
+    wanted = [after[p] for p in paths] + [before[p] for p in paths if p in before]
+    blobs = repo.read_blobs(wanted)
+    found: list[PassedKeyword] = []
+    for path in paths:
+        old = {(u.method, u.keyword) for u in keyword_uses(
+            blobs.get(before.get(path, ""), b""), path, gains)}
+        for use in keyword_uses(blobs.get(after[path], b""), path, gains):
+            if (use.method, use.keyword) in old:
+                continue  # the file passed it before the change: not what the change taught
+            for owner, keywords in gains[use.method]:
+                old_method = base.classes[owner].record.methods[use.method]
+                if use.keyword in keywords or (
+                        not keywords and use.keyword not in _keyword_params(old_method)):
+                    found.append(PassedKeyword(owner, use.method, use.keyword, path,
+                                               use.line, use.col))
+    return found
+
+
 def call_changes(base: Project, head: Project) -> list[CallChange]:
     """Signature changes and newly passed keywords at the base's own call sites."""
     changes: list[CallChange] = []
@@ -358,6 +425,8 @@ def run_gate(
                        only=scope)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
                       added_calls=added_calls(base_project, head_project),
+                      passed_keywords=passed_keywords(repo, base_entries, head_entries, changed,
+                                                      base_project, head_project),
                       only=scope)
     known = {f.fingerprint: f for f in before}
     new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))

@@ -976,3 +976,88 @@ def test_a_hook_the_checkout_also_looks_up_plainly_stays_a_warning(
     })
     found = gate(repo, base)
     assert found["HG001 pkg.conv.ConvDecoder.upgrade"].severity is Severity.WARNING
+
+
+LOADABLE_V1 = '''
+class Model:
+    def load_state_dict(self, state, strict=True):
+        return state
+'''
+LOADABLE_V2 = '''
+class Model:
+    def load_state_dict(self, state, strict=True, args=None):
+        return state
+'''
+LOADABLES = {
+    "pkg/multi.py": "from pkg.model import Model\n\n\n"
+                    "class Multi(Model):\n"
+                    "    def load_state_dict(self, state, strict=True):\n        return state\n",
+    "pkg/flexible.py": "from pkg.model import Model\n\n\n"
+                       "class Flexible(Model):\n"
+                       "    def load_state_dict(self, state, **kwargs):\n        return state\n",
+}
+LOADER = '''
+def load(task, state):
+    model = task.build_model()
+    model.load_state_dict(state, strict=True)
+    return model
+'''
+
+
+def test_a_keyword_the_change_passes_to_a_hook_it_widened_reaches_every_override(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": LOADABLE_V1,
+                       "pkg/loader.py": LOADER, **LOADABLES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("pass args to load_state_dict", {
+        "pkg/model.py": LOADABLE_V2,
+        # ``model`` comes from a factory: only the change says what it is
+        "pkg/loader.py": LOADER.replace("strict=True)", "strict=True, args=task.args)"),
+    })
+    found = gate(repo, base)
+    assert errors(found) == {"HG002 pkg.multi.Multi.load_state_dict"}
+    finding = found["HG002 pkg.multi.Multi.load_state_dict"]
+    assert finding.evidence["missing"] == ["args"]
+    assert finding.evidence["calls"][0]["path"] == "pkg/loader.py"  # type: ignore[index]
+    # an audit has no change to read the call's meaning from
+    result = audit([repo.root], Options(use_cache=False))
+    assert not [f for f in result.findings if f.code == "HG002"]
+
+
+def test_a_base_gaining_kwargs_makes_the_new_keyword_reach_overrides(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": LOADABLE_V1,
+                       "pkg/loader.py": LOADER, **LOADABLES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("tools", {
+        "pkg/model.py": LOADABLE_V1.replace("strict=True)", "strict=True, **kwargs)"),
+        "pkg/loader.py": LOADER.replace("strict=True)", "strict=True, tools=[])"),
+    })
+    assert errors(gate(repo, base)) == {"HG002 pkg.multi.Multi.load_state_dict"}
+
+
+def test_keywords_the_change_did_not_teach_the_base_say_nothing_of_its_family(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": LOADABLE_V1,
+                       "pkg/loader.py": LOADER, **LOADABLES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    # The base hook is unchanged: ``optimizer.load_state_dict(..., args=)`` is someone else's.
+    repo.commit("an optimizer call", {
+        "pkg/loader.py": LOADER + "\n\ndef restore(optimizer, state):\n"
+                         "    optimizer.load_state_dict(state, args=None)\n",
+    })
+    assert gate(repo, base) == {}
+    # The base widened, but the only call passing the keyword was there before the change.
+    repo2 = git_repo("repo2")
+    repo2.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": LOADABLE_V1,
+                        "pkg/loader.py": LOADER.replace("strict=True)", "args=1)"),
+                        **LOADABLES})
+    base2 = repo2.git("rev-parse", "HEAD").strip()
+    repo2.commit("widen only", {"pkg/model.py": LOADABLE_V2})
+    assert errors(gate(repo2, base2)) == set()

@@ -20,6 +20,21 @@ if TYPE_CHECKING:
     from hookguard.git.history import HistoryIndex, HookChange
 
 
+@dataclass(frozen=True)
+class PassedKeyword:
+    """A change taught ``owner.method`` to accept ``keyword`` and, in the same change, passes
+    ``keyword`` to ``method`` at ``path:line`` through a receiver the model does not type (a
+    local, a call result): the call is for ``owner``'s family, and every override there must
+    accept it."""
+
+    owner: str  # fully qualified
+    method: str
+    keyword: str
+    path: str
+    line: int
+    col: int
+
+
 @dataclass
 class References:
     """Every way the checkout names an attribute outside ``self``: for "is this method live?"."""
@@ -142,6 +157,8 @@ class RuleContext:
     only: frozenset[str] | None = None  # check only these classes (fully qualified); None: all
     # calls the change under review added (``check``): (class, method, call name, shape)
     added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset()
+    # keywords the change passes to hooks it taught a base to accept (``check``)
+    passed_keywords: tuple[PassedKeyword, ...] = ()
     _live: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
 
     def classes(self) -> Iterator[ClassInfo]:

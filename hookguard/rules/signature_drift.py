@@ -13,6 +13,7 @@ from hookguard.model.binding import BindResult, bind
 from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import (
+    PassedKeyword,
     Rule,
     RuleContext,
     call_shape,
@@ -115,6 +116,8 @@ class SignatureDrift(Rule):
                 )
                 if found is None and members.of(method.name):
                     found = self._composed(project, members, info, method)
+                if found is None and ctx.passed_keywords:
+                    found = self._passed_keyword(project, ctx.passed_keywords, info, method)
                 if found is None and any(c.receiver == "super" for c in method.calls):
                     found = self._super_calls(project, info, method)
                 if found is None and is_hook and ctx.config.structural:
@@ -209,6 +212,68 @@ class SignatureDrift(Rule):
                      "message": loc.message} for loc in sites
                 ],
                 "fix": "accept " + ", ".join(unexpected) if unexpected else "match the call",
+            },
+            related=sites,
+        )
+
+    # -- keywords a change passes through receivers the model does not type ----------------
+    def _passed_keyword(
+        self,
+        project: Project,
+        passed: tuple[PassedKeyword, ...],
+        info: ClassInfo,
+        method: MethodRecord,
+    ) -> Finding | None:
+        """The change taught a base's hook a keyword and passes it to that hook elsewhere
+        (:class:`~hookguard.rules.base.PassedKeyword`); ``info``'s override cannot take it."""
+        if method.kind is MethodKind.PROPERTY or _accepts_any_keyword(method):
+            return None
+        accepted = {p.name for p in method.bound_params
+                    if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
+        ancestors = project.ancestors(info)
+        failing = [
+            p for p in passed
+            if p.method == method.name and p.keyword not in accepted
+            and (owner := project.classes.get(p.owner)) is not None and owner in ancestors
+            and project.unknown_before(info, owner, method.name) is None
+        ]
+        if not failing:
+            return None
+        first = failing[0]
+        owner = project.classes[first.owner]
+        missing = list(dict.fromkeys(p.keyword for p in failing))
+        sites = [
+            Location(p.path, p.line, p.col,
+                     f"the change passes {p.keyword}= to {p.method}() here")
+            for p in failing
+        ]
+        message = (
+            f"{info.name}.{method.name}{_signature(method)} cannot accept "
+            f"{', '.join(f'{k}=' for k in missing)}, which this change taught "
+            f"{owner.name}.{method.name} to accept and passes to {method.name}() at "
+            f"{first.path}:{first.line}; this raises TypeError when that call reaches a "
+            f"{info.name}; add " + ", ".join(f"{k}=None" for k in missing)
+        )
+        wrapper = _wrapping_decorator(method)
+        if wrapper is not None:
+            message += f" (warning only: @{wrapper} may change what the override accepts)"
+        return self.finding(
+            info,
+            method,
+            hook=method.name,
+            message=message,
+            severity=Severity.WARNING if wrapper is not None else None,
+            evidence={
+                "kind": "passed-keyword",
+                "missing": missing,
+                "keyword_only": True,
+                "fixable": True,
+                "reason": None,
+                "calls": [
+                    {"path": loc.path, "line": loc.line, "column": loc.column,
+                     "message": loc.message} for loc in sites
+                ],
+                "fix": "accept " + ", ".join(missing),
             },
             related=sites,
         )
@@ -490,6 +555,10 @@ def _proves(
             if isinstance(node, ClassInfo) and flags & node.record.attributes:
                 return False  # a class attribute the subclass side sets (``_USE_BASE = False``)
     return True
+
+
+def _accepts_any_keyword(method: MethodRecord) -> bool:
+    return any(p.kind is ParamKind.VAR_KEYWORD for p in method.params)
 
 
 def _wrapping_decorator(method: MethodRecord) -> str | None:
