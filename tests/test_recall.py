@@ -1061,3 +1061,27 @@ def test_keywords_the_change_did_not_teach_the_base_say_nothing_of_its_family(
     base2 = repo2.git("rev-parse", "HEAD").strip()
     repo2.commit("widen only", {"pkg/model.py": LOADABLE_V2})
     assert errors(gate(repo2, base2)) == set()
+
+
+def test_a_keyword_passed_only_where_the_change_checks_the_callee_takes_it_is_tolerated(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": LOADABLE_V1,
+                       "pkg/loader.py": LOADER, **LOADABLES})
+    base = repo.git("rev-parse", "HEAD").strip()
+    guarded = LOADER.replace(
+        "    model.load_state_dict(state, strict=True)\n",
+        "    if 'args' in inspect.getfullargspec(model.load_state_dict).args:  # old models\n"
+        "        model.load_state_dict(state, strict=True, args=task.args)\n"
+        "    else:\n"
+        "        model.load_state_dict(state, strict=True)\n",
+    )
+    repo.commit("pass args where it is taken", {
+        "pkg/model.py": LOADABLE_V2,
+        "pkg/loader.py": "import inspect\n" + guarded,
+        # another call passes it unguarded: the change still says overrides may lack it
+        "pkg/restore.py": "def restore(model, state):\n"
+                          "    model.load_state_dict(state, args=None)\n",
+    })
+    assert errors(gate(repo, base)) == set()

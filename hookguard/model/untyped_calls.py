@@ -22,6 +22,9 @@ class KeywordUse:
     keyword: str
     line: int
     col: int
+    # Under ``if "keyword" in inspect.getfullargspec(obj.method).args:`` or any test naming the
+    # keyword as a string: the code expects callees that do not take it.
+    guarded: bool = False
 
 
 def keyword_uses(data: bytes, path: str, methods: Collection[str]) -> list[KeywordUse]:
@@ -34,14 +37,31 @@ def keyword_uses(data: bytes, path: str, methods: Collection[str]) -> list[Keywo
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list[KeywordUse] = []
-    for node in ast.walk(tree):
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
+    while stack:
+        node, guards = stack.pop()
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            inner = guards | _strings(node.test)
+            branches = node.body if isinstance(node.body, list) else [node.body]
+            stack.extend((child, inner) for child in branches)
+            stack.append((node.test, guards))
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            stack.extend((child, guards) for child in orelse)
+            continue
+        stack.extend((child, guards) for child in ast.iter_child_nodes(node))
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         if node.func.attr not in methods or _is_own(node.func.value):
             continue
-        found.extend(KeywordUse(node.func.attr, keyword.arg, node.lineno, node.col_offset + 1)
+        found.extend(KeywordUse(node.func.attr, keyword.arg, node.lineno, node.col_offset + 1,
+                                keyword.arg in guards)
                      for keyword in node.keywords if keyword.arg is not None)
     return found
+
+
+def _strings(test: ast.expr) -> frozenset[str]:
+    return frozenset(n.value for n in ast.walk(test)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
 def _is_own(receiver: ast.expr) -> bool:
