@@ -160,7 +160,13 @@ def test_outline_only_rules_out() -> None:
     # The outline is a superset: a def it sees but extraction drops still parses fully.
     assert "within" not in full["A"].methods
     assert classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "within")}))) == full
-    assert classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "inner")}))) is None
+    # The text scan pairs a def nested in a method with the class too (a superset), so such
+    # a probe is settled by extraction, which answers the same: not a method of A.
+    inner = classes_of(BlobJob("x.py", "x", False, data, frozenset({("A", "inner")})))
+    assert inner == full and "inner" not in full["A"].methods
+    # Where the scan gives up (a form feed), the ast outline still rules it out.
+    fed = data + b"\x0c\n"
+    assert classes_of(BlobJob("x.py", "x", False, fed, frozenset({("A", "inner")}))) is None
     # What ``ast`` cannot parse goes to extraction, which decides (here: no classes).
     python2 = b"print 'x'\nclass A:\n    def gone(self):\n        pass\n"
     assert classes_of(BlobJob("p.py", "p", False, python2, frozenset({("A", "gone")}))) == {}

@@ -159,15 +159,17 @@ def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
     shows that none of ``job.probes`` is a method in it."""
     if job.probes is not None and b"\0" not in job.data:
         scanned = scan_pairs(job.data)
-        if scanned is not None and not job.probes & scanned:
-            return None
-        try:
-            tree = parse_quietly(job.data, job.name)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass  # extraction repairs newer grammar, or records the error: let it decide
-        else:
-            if not job.probes & def_pairs(tree):
+        if scanned is not None:
+            if not job.probes & scanned:
                 return None
+        else:  # the scan gave up: the outline rules out what it can
+            try:
+                tree = parse_quietly(job.data, job.name)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # extraction repairs newer grammar, or records the error: let it decide
+            else:
+                if not job.probes & def_pairs(tree):
+                    return None
     record = extract(job.name, job.module, job.is_package, job.data)
     return {c.qualname: c for c in record.classes}
 
