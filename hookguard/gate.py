@@ -268,26 +268,68 @@ def _takes_any_keyword(method: MethodRecord) -> bool:
     return any(p.kind is ParamKind.VAR_KEYWORD for p in method.params)
 
 
-def keyword_gains(base: Project, head: Project) -> dict[str, list[tuple[str, frozenset[str]]]]:
-    """Hooks a change taught to accept more keywords: method name -> (owner, the keywords it
-    accepts now and did not before; empty when it gained ``**kwargs``: any keyword it could
-    not take before). Only classes with subclasses, and methods that were already there."""
-    gains: dict[str, list[tuple[str, frozenset[str]]]] = {}
+@dataclass(frozen=True)
+class _Gain:
+    """``owner``'s family now takes ``keywords`` at ``method`` (or, with ``any_new``, any
+    keyword outside ``old``, what it took before): a change widened it there."""
+
+    owner: str
+    keywords: frozenset[str]
+    any_new: bool
+    old: frozenset[str]
+
+    def covers(self, keyword: str) -> bool:
+        return keyword in self.keywords or (self.any_new and keyword not in self.old)
+
+
+def keyword_gains(base: Project, head: Project) -> dict[str, list[_Gain]]:
+    """Hooks a change taught to accept more keywords, by method name, with the families they
+    were widened for: the widened class when it has subclasses; the nearest base that declares
+    the hook (``RayExecutor.p2p_connect`` gained ``remote_engine_id``: ``ExecutorBase``'s
+    family is the one its callers hold); and, for a keyword several classes gained, the
+    nearest base they share (``load_serial``, given to three ZeRO optimizers). Only methods
+    that were already there."""
+    gains: dict[str, list[_Gain]] = {}
+    gainers: dict[tuple[str, str], list[ClassInfo]] = {}  # (method, keyword) -> widened classes
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
-        if before is None or before.record is after.record or not head.subclasses(after):
+        if before is None or before.record is after.record:
             continue
         for name, method in after.record.methods.items():
             old = before.record.methods.get(name)
             if old is None or old.params == method.params or _takes_any_keyword(old):
                 continue
-            if _takes_any_keyword(method):
-                gains.setdefault(name, []).append((fq, frozenset()))
+            any_new = _takes_any_keyword(method)
+            new = frozenset() if any_new else _keyword_params(method) - _keyword_params(old)
+            if not (new or any_new):
                 continue
-            new = _keyword_params(method) - _keyword_params(old)
-            if new:
-                gains.setdefault(name, []).append((fq, new))
+            owners = [after] if head.subclasses(after) else []
+            declaring = head.defining_ancestor(after, name)
+            if isinstance(declaring, ClassInfo):
+                owners.append(declaring)
+            for owner in owners:
+                gains.setdefault(name, []).append(
+                    _Gain(owner.fq, new, any_new, _keyword_params(old)))
+            for keyword in new:
+                gainers.setdefault((name, keyword), []).append(after)
+    for (name, keyword), classes in gainers.items():
+        if len(classes) < 2:
+            continue
+        shared = _nearest_shared_base(head, classes)
+        if shared is not None:
+            gains.setdefault(name, []).append(
+                _Gain(shared.fq, frozenset({keyword}), False, frozenset()))
     return gains
+
+
+def _nearest_shared_base(project: Project, classes: Sequence[ClassInfo]) -> ClassInfo | None:
+    """The first class of the first one's line (itself included) that every other one has in
+    its line, in the checkout."""
+    lines = [set(project.mro(c)) for c in classes[1:]]
+    for node in project.mro(classes[0]):
+        if isinstance(node, ClassInfo) and all(node in line for line in lines):
+            return node
+    return None
 
 
 def passed_keywords(
@@ -319,15 +361,13 @@ def passed_keywords(
                 tolerated.add((use.method, use.keyword))
             if (use.method, use.keyword) in old or use.guarded:
                 continue  # the file passed it before the change: not what the change taught
-            for owner, keywords in gains[use.method]:
-                old_method = base.classes[owner].record.methods[use.method]
-                if use.keyword in keywords or (
-                        not keywords and use.keyword not in _keyword_params(old_method)):
-                    found.append(PassedKeyword(owner, use.method, use.keyword, path,
+            for gain in gains[use.method]:
+                if gain.covers(use.keyword):
+                    found.append(PassedKeyword(gain.owner, use.method, use.keyword, path,
                                                use.line, use.col))
     # ``if "from_checkpoint" in getfullargspec(task.build_model).args``: the change itself
     # expects overrides without the keyword, so no call of it proves one wrong.
-    return [p for p in found if (p.method, p.keyword) not in tolerated]
+    return list(dict.fromkeys(p for p in found if (p.method, p.keyword) not in tolerated))
 
 
 def call_changes(base: Project, head: Project) -> list[CallChange]:
@@ -425,14 +465,16 @@ def run_gate(
         ]
     # Only classes a change can affect can have new findings: those in changed files and
     # their subclasses, on either side.
-    scope = frozenset(_affected(base_project, changed) | _affected(head_project, changed))
+    scope = set(_affected(base_project, changed) | _affected(head_project, changed))
+    keywords = passed_keywords(repo, base_entries, head_entries, changed, base_project,
+                               head_project)
+    for owner in {p.owner for p in keywords}:  # a family the change's calls reach, untouched
+        scope.update(c.fq for c in head_project.descendants(head_project.classes[owner]))
     before = run_rules(base_project, config, contracts, None, select=options.select,
                        only=scope)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
                       added_calls=added_calls(base_project, head_project),
-                      passed_keywords=passed_keywords(repo, base_entries, head_entries, changed,
-                                                      base_project, head_project),
-                      only=scope)
+                      passed_keywords=keywords, only=scope)
     known = {f.fingerprint: f for f in before}
     new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))
            and not _written_by_the_change(f, base_project)]

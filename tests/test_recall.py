@@ -1085,3 +1085,81 @@ def test_a_keyword_passed_only_where_the_change_checks_the_callee_takes_it_is_to
                           "    model.load_state_dict(state, args=None)\n",
     })
     assert errors(gate(repo, base)) == set()
+
+
+EXECUTORS_V1 = {
+    "pkg/executor.py": '''
+        class ExecutorBase:
+            def p2p_connect(self, conn_request):
+                raise NotImplementedError
+
+
+        class RayExecutor(ExecutorBase):
+            def p2p_connect(self, conn_request):
+                return conn_request
+    ''',
+    "pkg/uni.py": "from pkg.executor import ExecutorBase\n\n\n"
+                  "class UniExecutor(ExecutorBase):\n"
+                  "    def p2p_connect(self, conn_request):\n        return conn_request\n",
+    "pkg/conn.py": "def connect(engine, request):\n"
+                   "    return engine.executor.p2p_connect(conn_request=request)\n",
+}
+
+
+def test_a_keyword_one_sibling_learned_reaches_the_family_that_declares_the_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", **EXECUTORS_V1})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("remote engines", {
+        "pkg/executor.py": EXECUTORS_V1["pkg/executor.py"].replace(
+            "def p2p_connect(self, conn_request):\n                return conn_request",
+            "def p2p_connect(self, remote_engine_id, conn_request):\n"
+            "                return conn_request"),
+        "pkg/conn.py": "def connect(engine, request):\n"
+                       "    return engine.executor.p2p_connect(remote_engine_id=1, "
+                       "conn_request=request)\n",
+    })
+    assert errors(gate(repo, base)) == {"HG002 pkg.uni.UniExecutor.p2p_connect"}
+
+
+OPTIMIZERS = '''
+class ZeroOptimizer:
+    pass
+
+
+class Stage2(ZeroOptimizer):
+    def load_state_dict(self, states, folder=None):
+        return states
+
+
+class Stage3(ZeroOptimizer):
+    def load_state_dict(self, states, folder=None):
+        return states
+'''
+
+
+def test_a_keyword_several_classes_learned_reaches_the_base_they_share(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {
+        "pkg/__init__.py": "", "pkg/zero.py": OPTIMIZERS,
+        "pkg/bf16.py": "from pkg.zero import ZeroOptimizer\n\n\n"
+                       "class BF16(ZeroOptimizer):\n"
+                       "    def load_state_dict(self, states, folder=None):\n"
+                       "        return states\n",
+        "pkg/other.py": "class Cache:  # not a ZeroOptimizer\n"
+                        "    def load_state_dict(self, states):\n        return states\n",
+        "pkg/engine.py": "def load(engine, states):\n"
+                         "    engine.optimizer.load_state_dict(states, folder='x')\n",
+    })
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("load serially", {
+        "pkg/zero.py": OPTIMIZERS.replace("folder=None)", "folder=None, load_serial=None)"),
+        "pkg/engine.py": "def load(engine, states):\n"
+                         "    engine.optimizer.load_state_dict(states, folder='x', "
+                         "load_serial=None)\n",
+    })
+    assert errors(gate(repo, base)) == {"HG002 pkg.bf16.BF16.load_state_dict"}
