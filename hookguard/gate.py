@@ -21,7 +21,7 @@ from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, MethodRecord, ParamKind
 from hookguard.model.sources import PathFilter
-from hookguard.model.untyped_calls import keyword_uses
+from hookguard.model.untyped_calls import KeywordUse, keyword_uses
 from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
 
 if TYPE_CHECKING:
@@ -356,10 +356,12 @@ def passed_keywords(
     for path in paths:
         old = {(u.method, u.keyword) for u in keyword_uses(
             blobs.get(before.get(path, ""), b""), path, gains)}
+        record = head.files.get(path)
         for use in keyword_uses(blobs.get(after[path], b""), path, gains):
             if use.guarded:
                 tolerated.add((use.method, use.keyword))
-            if (use.method, use.keyword) in old or use.guarded:
+            if (use.method, use.keyword) in old or use.guarded or not _speaks_for_a_family(
+                    use, record, head):
                 continue  # the file passed it before the change: not what the change taught
             for gain in gains[use.method]:
                 if gain.covers(use.keyword):
@@ -368,6 +370,22 @@ def passed_keywords(
     # ``if "from_checkpoint" in getfullargspec(task.build_model).args``: the change itself
     # expects overrides without the keyword, so no call of it proves one wrong.
     return list(dict.fromkeys(p for p in found if (p.method, p.keyword) not in tolerated))
+
+
+def _speaks_for_a_family(use: KeywordUse, record: FileRecord | None, head: Project) -> bool:
+    """Whether a keyword use says which family its receiver is. Not when the receiver is any
+    object with the method (``if hasattr(module, "m"): module.m(...)``); when a hook's own
+    implementation passes it to its parts (``self.decoder.sharded_state_dict(...,
+    metadata=metadata)`` in ``sharded_state_dict``: whoever is never a part never gets it); or
+    when the receiver is a member whose class the model already knows (that binding is
+    checked as a call through composition)."""
+    if use.duck or use.function == use.method:
+        return False
+    if use.member is None or use.holder is None or record is None:
+        return True
+    info = head.classes.get(f"{record.module}.{use.holder}" if record.module else use.holder)
+    return info is None or (info.record.members.get(use.member) is None
+                            and use.member not in info.record.constructed)
 
 
 def call_changes(base: Project, head: Project) -> list[CallChange]:

@@ -1163,3 +1163,54 @@ def test_a_keyword_several_classes_learned_reaches_the_base_they_share(
                          "load_serial=None)\n",
     })
     assert errors(gate(repo, base)) == {"HG002 pkg.bf16.BF16.load_state_dict"}
+
+
+MODULES_V1 = {
+    "pkg/module.py": '''
+        def state_default(module, prefix):
+            if hasattr(module, "sharded_state"):  # any child with the method
+                return module.sharded_state(prefix=prefix)
+            return {}
+
+
+        class Module:
+            def sharded_state(self, prefix=""):
+                return {}
+
+
+        class Block(Module):
+            pass
+    ''',
+    "pkg/gpt.py": '''
+        from pkg.module import Block, Module
+
+
+        class GPT(Module):
+            def __init__(self):
+                self.decoder = Block()
+
+            def sharded_state(self, prefix=""):
+                return self.decoder.sharded_state(prefix=prefix + "decoder.")
+    ''',
+    "pkg/bert.py": "from pkg.module import Module\n\n\n"
+                   "class Bert(Module):  # only ever the root model\n"
+                   "    def sharded_state(self, prefix=''):\n        return {}\n",
+}
+
+
+def test_a_keyword_a_hook_passes_down_to_its_parts_says_nothing_of_the_root(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", **MODULES_V1})
+    base = repo.git("rev-parse", "HEAD").strip()
+    widened = {path: text.replace('prefix=""):', 'prefix="", metadata=None):')
+               .replace("prefix=prefix)", "prefix=prefix, metadata=metadata)")
+               .replace('prefix + "decoder.")', 'prefix + "decoder.", metadata=metadata)')
+               .replace("def state_default(module, prefix):",
+                        "def state_default(module, prefix, metadata=None):")
+               for path, text in MODULES_V1.items() if path != "pkg/bert.py"}
+    repo.commit("metadata for every part", widened)
+    # The helper's receiver is any child with the method; GPT passes it to its decoder, a
+    # Block the model knows; nothing shown passes it to a Bert.
+    assert errors(gate(repo, base)) == set()

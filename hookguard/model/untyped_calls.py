@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hookguard.model.extract import parse_quietly
 
@@ -25,6 +25,19 @@ class KeywordUse:
     # Under ``if "keyword" in inspect.getfullargspec(obj.method).args:`` or any test naming the
     # keyword as a string: the code expects callees that do not take it.
     guarded: bool = False
+    # Under ``if hasattr(module, "method"):``: any object with the method, no family in mind.
+    duck: bool = False
+    function: str | None = None  # the innermost function or method the call is in
+    holder: str | None = None  # that method's class (qualname), when the receiver is a member
+    member: str | None = None  # ``self.<member>.method(...)``
+
+
+@dataclass(frozen=True)
+class _Context:
+    guards: frozenset[str] = frozenset()
+    classes: tuple[str, ...] = ()  # enclosing class names, outermost first
+    function: str | None = None
+    in_method: bool = False  # the function is defined directly in a class body
 
 
 def keyword_uses(data: bytes, path: str, methods: Collection[str]) -> list[KeywordUse]:
@@ -37,25 +50,41 @@ def keyword_uses(data: bytes, path: str, methods: Collection[str]) -> list[Keywo
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     found: list[KeywordUse] = []
-    stack: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
+    stack: list[tuple[ast.AST, _Context]] = [(tree, _Context())]
     while stack:
-        node, guards = stack.pop()
+        node, context = stack.pop()
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
-            inner = guards | _strings(node.test)
+            inner = replace(context, guards=context.guards | _strings(node.test))
             branches = node.body if isinstance(node.body, list) else [node.body]
             stack.extend((child, inner) for child in branches)
-            stack.append((node.test, guards))
+            stack.append((node.test, context))
             orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
-            stack.extend((child, guards) for child in orelse)
+            stack.extend((child, context) for child in orelse)
             continue
-        stack.extend((child, guards) for child in ast.iter_child_nodes(node))
+        if isinstance(node, ast.ClassDef):
+            inner = replace(context, classes=(*context.classes, node.name), function=None)
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            in_method = context.function is None and bool(context.classes)
+            inner = replace(context, function=node.name, in_method=in_method)
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+            continue
+        stack.extend((child, context) for child in ast.iter_child_nodes(node))
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
-        if node.func.attr not in methods or _is_own(node.func.value):
+        name, receiver = node.func.attr, node.func.value
+        if name not in methods or _is_own(receiver):
             continue
-        found.extend(KeywordUse(node.func.attr, keyword.arg, node.lineno, node.col_offset + 1,
-                                keyword.arg in guards)
-                     for keyword in node.keywords if keyword.arg is not None)
+        member = (receiver.attr if isinstance(receiver, ast.Attribute)
+                  and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"
+                  else None)
+        holder = ".".join(context.classes) if member and context.in_method else None
+        found.extend(
+            KeywordUse(name, keyword.arg, node.lineno, node.col_offset + 1,
+                       keyword.arg in context.guards, name in context.guards,
+                       context.function, holder, member if holder else None)
+            for keyword in node.keywords if keyword.arg is not None)
     return found
 
 
