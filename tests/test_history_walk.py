@@ -119,3 +119,59 @@ def test_a_path_git_would_read_as_a_pattern_takes_the_single_log(
     recording.commands.clear()
     assert index._log_patches(paths, chunk_size=1, workers=2) == whole
     assert recording.commands == ["log"]
+
+
+_Read = tuple[str, str, bool, list[str]]  # old path, new path, created, removed names
+
+
+def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read]]]:
+    """The patch read one line at a time (how the walk was first read): the reference."""
+    import re
+
+    define = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+    header = re.compile(rb"^diff --git a/(.*) b/(.*)$")
+    commits: list[tuple[str, list[_Read]]] = []
+    for chunk in out.split(b"\x1e")[1:]:
+        head, _, patch = chunk.partition(b"\n")
+        if len(head.split(b"\x1f")) < 4:
+            continue
+        files: list[_Read] = []
+        for line in patch.split(b"\n"):
+            if line.startswith(b"diff --git"):
+                match = header.match(line)
+                if match:
+                    files.append((match.group(1).decode(), match.group(2).decode(), False, []))
+            elif line.startswith(b"new file mode") and files:
+                files[-1] = (files[-1][0], files[-1][1], True, files[-1][3])
+            elif (found := define.match(line)) and files:
+                name = found.group(1).decode()
+                if found.group(1) in wanted and name not in files[-1][3]:
+                    files[-1][3].append(name)
+        commits.append((head.split(b"\x1f")[0].decode(), files))
+    return commits
+
+
+def test_patch_reading_agrees_with_reading_line_by_line(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    from hookguard.git.history import _parse_commits
+
+    repo = git_repo()
+    _history(repo)
+    out = _single(Repo(repo.root), PATHS)
+    # Lines a reader could get wrong: whitespace of every kind inside the line (not across
+    # it), a quoted header, a def that is only text, a header word inside a removed line.
+    out += (b"\x1eabc\x1fabc\x1f1\x1fcrafted\n\ndiff --git a/p.py b/p.py\n"
+            b"-\t async\t def \x0bspaced\r(self):\n-def\nsplit(self):\n-  # def commented(x):\n"
+            b"- diff --git a/q.py b/q.py\n-new file mode\n"
+            b'diff --git "a/t\\303\\251.py" "b/t\\303\\251.py"\nnew file mode 100644\n'
+            b"-def after_quoted(self):\n\x1eshort\n"
+            b"\x1edef\x1fdef\x1f2\x1fno blank line\ndiff --git a/r.py b/r.py\n-def first(x):")
+    names = {b"a", b"b", b"c", b"x", b"y", b"main", b"side", b"last", b"n", b"spaced",
+             b"split", b"commented", b"after_quoted", b"first"}
+    got = [(c.commit, [(f.old_path, f.new_path, f.created, list(f.removed)) for f in c.files])
+           for c in _parse_commits(out, names)]
+    assert got == _parse_by_line(out, names)
+    assert dict(got)["abc"] == [("p.py", "p.py", True, ["spaced", "after_quoted"])]
+    assert dict(got)["def"] == [("r.py", "r.py", False, ["first"])]
+    assert any(read[3] for _, files in got[:-2] for read in files)  # the history's removals

@@ -25,8 +25,13 @@ from hookguard.model.records import ClassRecord
 
 __all__ = ["HistoryIndex", "HistoryStore", "HookChange", "pair_renames"]
 
-_DEF = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
+# In a patch: a file's header line, a created file's mode line, or a removed ``def`` line
+# (its name); ``[^\S\n]`` is whitespace within the line.
+_PATCH_LINE = re.compile(  # each match starts at the newline before the line
+    rb"\n(?:(diff --git[^\n]*)|new file mode"
+    rb"|-[^\S\n]*(?:async[^\S\n]+)?def[^\S\n]+([A-Za-z_][A-Za-z0-9_]*)[^\S\n]*\()"
+)
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 _PATHS_PER_CALL = 500
 _COMMITS_PER_CHUNK = 1500
@@ -620,31 +625,33 @@ class _Commit:
 
 def _parse_commits(out: bytes, wanted: set[bytes]) -> Iterator[_Commit]:
     """``git log -p -U0`` output, newest commit first: each file's paths, whether the commit
-    created it, and the ``def <wanted>`` lines it removed."""
+    created it, and the ``def <wanted>`` lines it removed. Only the lines that can matter are
+    visited (one regular expression over each commit's patch, from the newline ending its
+    header): a patch's other lines start with ``+``, ``-``, a space, ``@`` or ``\\``, never
+    with a header's words."""
     for chunk in out.split(b"\x1e")[1:]:
-        header, _, patch = chunk.partition(b"\n")
-        fields = header.split(b"\x1f")
+        end = chunk.find(b"\n")
+        fields = (chunk if end == -1 else chunk[:end]).split(b"\x1f")
         if len(fields) < 4:
             continue
         files: list[_FileDiff] = []
         old_path = new_path = ""
         created = False
         removed: dict[str, None] = {}
-        for line in patch.split(b"\n"):
-            if line.startswith(b"diff --git"):
-                match = _DIFF_HEADER.match(line)
+        for line in _PATCH_LINE.finditer(chunk, len(chunk) if end == -1 else end):
+            name = line.group(2)
+            if name is not None:
+                if name in wanted:
+                    removed[name.decode()] = None
+            elif line.group(1) is not None:
+                match = _DIFF_HEADER.match(line.group(1))
                 if match:
                     if old_path or new_path:
                         files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
                     old_path, new_path = match.group(1).decode(), match.group(2).decode()
                     created, removed = False, {}
-                continue
-            if line.startswith(b"new file mode"):
+            else:
                 created = True
-                continue
-            match = _DEF.match(line)
-            if match and match.group(1) in wanted:
-                removed[match.group(1).decode()] = None
         if old_path or new_path:
             files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
         yield _Commit(fields[0].decode(), fields[1].decode(), fields[3].decode(errors="replace"),
