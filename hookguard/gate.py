@@ -363,29 +363,42 @@ def passed_keywords(
             if (use.method, use.keyword) in old or use.guarded or not _speaks_for_a_family(
                     use, record, head):
                 continue  # the file passed it before the change: not what the change taught
+            holder = _holder(use, record, head)
             for gain in gains[use.method]:
-                if gain.covers(use.keyword):
-                    found.append(PassedKeyword(gain.owner, use.method, use.keyword, path,
-                                               use.line, use.col))
+                if not gain.covers(use.keyword):
+                    continue
+                if use.function == use.method and holder is not None and any(
+                        isinstance(node, ClassInfo) and node.fq == gain.owner
+                        for node in head.mro(holder)):
+                    # The family's own implementation of the hook passes it to its parts
+                    # (``self.decoder.sharded_state_dict(..., metadata=metadata)``): whoever
+                    # is never a part never gets it.
+                    continue
+                found.append(PassedKeyword(gain.owner, use.method, use.keyword, path,
+                                           use.line, use.col))
     # ``if "from_checkpoint" in getfullargspec(task.build_model).args``: the change itself
     # expects overrides without the keyword, so no call of it proves one wrong.
     return list(dict.fromkeys(p for p in found if (p.method, p.keyword) not in tolerated))
 
 
+def _holder(use: KeywordUse, record: FileRecord | None, head: Project) -> ClassInfo | None:
+    """The class whose method the keyword use is in."""
+    if use.holder is None or record is None:
+        return None
+    return head.classes.get(f"{record.module}.{use.holder}" if record.module else use.holder)
+
+
 def _speaks_for_a_family(use: KeywordUse, record: FileRecord | None, head: Project) -> bool:
     """Whether a keyword use says which family its receiver is. Not when the receiver is any
-    object with the method (``if hasattr(module, "m"): module.m(...)``); when a hook's own
-    implementation passes it to its parts (``self.decoder.sharded_state_dict(...,
-    metadata=metadata)`` in ``sharded_state_dict``: whoever is never a part never gets it); or
-    when the receiver is a member whose class the model already knows (that binding is
-    checked as a call through composition)."""
-    if use.duck or use.function == use.method:
+    object with the method (``if hasattr(module, "m"): module.m(...)``), nor when it is a
+    member whose class the model already knows (that binding is checked as a call through
+    composition)."""
+    if use.duck:
         return False
-    if use.member is None or use.holder is None or record is None:
-        return True
-    info = head.classes.get(f"{record.module}.{use.holder}" if record.module else use.holder)
-    return info is None or (info.record.members.get(use.member) is None
-                            and use.member not in info.record.constructed)
+    info = _holder(use, record, head)
+    return use.member is None or info is None or (
+        info.record.members.get(use.member) is None
+        and use.member not in info.record.constructed)
 
 
 def call_changes(base: Project, head: Project) -> list[CallChange]:

@@ -1214,3 +1214,24 @@ def test_a_keyword_a_hook_passes_down_to_its_parts_says_nothing_of_the_root(
     # The helper's receiver is any child with the method; GPT passes it to its decoder, a
     # Block the model knows; nothing shown passes it to a Bert.
     assert errors(gate(repo, base)) == set()
+
+
+def test_a_same_named_method_outside_the_family_that_delegates_still_speaks_for_it(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    connection = ("class EngineConnection:\n"
+                  "    def __init__(self, engine):\n        self.engine = engine\n\n"
+                  "    def p2p_connect(self, request):\n"
+                  "        return self.engine.executor.p2p_connect(conn_request=request)\n")
+    repo.commit("v1", {"pkg/__init__.py": "", **EXECUTORS_V1, "pkg/conn.py": connection})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("remote engines", {
+        "pkg/executor.py": EXECUTORS_V1["pkg/executor.py"].replace(
+            "def p2p_connect(self, conn_request):\n                return conn_request",
+            "def p2p_connect(self, remote_engine_id, conn_request):\n"
+            "                return conn_request"),
+        "pkg/conn.py": connection.replace("(conn_request=request)",
+                                          "(remote_engine_id=1, conn_request=request)"),
+    })
+    assert errors(gate(repo, base)) == {"HG002 pkg.uni.UniExecutor.p2p_connect"}

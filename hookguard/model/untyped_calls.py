@@ -28,8 +28,8 @@ class KeywordUse:
     # Under ``if hasattr(module, "method"):``: any object with the method, no family in mind.
     duck: bool = False
     function: str | None = None  # the innermost function or method the call is in
-    holder: str | None = None  # that method's class (qualname), when the receiver is a member
-    member: str | None = None  # ``self.<member>.method(...)``
+    holder: str | None = None  # that method's class (qualname), when it is a method
+    member: str | None = None  # ``self.<member>.method(...)`` in a method
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def keyword_uses(data: bytes, path: str, methods: Collection[str]) -> list[Keywo
         member = (receiver.attr if isinstance(receiver, ast.Attribute)
                   and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"
                   else None)
-        holder = ".".join(context.classes) if member and context.in_method else None
+        holder = ".".join(context.classes) if context.in_method else None
         found.extend(
             KeywordUse(name, keyword.arg, node.lineno, node.col_offset + 1,
                        keyword.arg in context.guards, name in context.guards,
