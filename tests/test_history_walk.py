@@ -175,3 +175,20 @@ def test_patch_reading_agrees_with_reading_line_by_line(
     assert dict(got)["abc"] == [("p.py", "p.py", True, ["spaced", "after_quoted"])]
     assert dict(got)["def"] == [("r.py", "r.py", False, ["first"])]
     assert any(read[3] for _, files in got[:-2] for read in files)  # the history's removals
+
+
+def test_pathspec_settings_in_the_environment_take_the_single_log(
+    git_repo: Callable[..., GitRepo], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = git_repo()
+    _history(repo)
+    recording = _Recording(repo.root)
+    index = HistoryIndex(recording)
+    recording.commands.clear()
+    monkeypatch.setenv("GIT_ICASE_PATHSPECS", "1")  # git would match PKG/Z.PY to pkg/z.py
+    assert index._log_patches(PATHS, chunk_size=1, workers=2) == _single(recording, PATHS)
+    assert recording.commands == ["log", "log"]
+    monkeypatch.delenv("GIT_ICASE_PATHSPECS")
+    recording.commands.clear()
+    index._log_patches(PATHS, chunk_size=1000, workers=1)
+    assert "diff-tree" in recording.commands

@@ -38,6 +38,8 @@ _COMMITS_PER_CHUNK = 1500
 _PATHS_PER_PATCH = 12  # paths per patch-writing process (see HistoryIndex._log_patches)
 # Pathspec magic and wildcards: git would not read such a path literally; one command then.
 _PATHSPEC_MAGIC = re.compile(rb"^:|[*?\[\\]")
+_PATHSPEC_SETTINGS = ("GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+                      "GIT_LITERAL_PATHSPECS")
 _RAW = re.compile(  # a commit's id, or one change: status and path
     rb"\x1e([0-9a-f]+)\0|:[0-7]+ [0-7]+ [0-9a-f]+ [0-9a-f]+ ([A-Z])[0-9]*\0([^\0]*)\0")
 _LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
@@ -523,7 +525,9 @@ class HistoryIndex:
         patch = ("-p", "-U0", "-M", "--no-color", "--no-ext-diff")
         cpus = max(1, workers if workers is not None else (os.cpu_count() or 1))
         paths = sorted(p.encode("utf-8", "surrogateescape") for p in pathspec)
-        if not paths or any(_PATHSPEC_MAGIC.search(p) for p in paths):
+        if not paths or any(_PATHSPEC_MAGIC.search(p) for p in paths) or any(
+            os.environ.get(name) for name in _PATHSPEC_SETTINGS
+        ):  # git would not read every path literally: the single command
             return self.repo.git("log", *patch, _LOG_FORMAT, "--", *pathspec)
         position = {path: index for index, path in enumerate(paths)}
 
