@@ -136,12 +136,12 @@ def orphaned_overrides(
     after, no base defines it or calls it on ``self`` (and none outside the checkout may), and
     the subclass's own family does not call it either: the override no longer runs."""
     seen = {(c.class_fq, c.old) for c in known}
-    changed = frozenset(changed)
     found: list[HookChange] = []
+    # In a changed file, or below a class in one (before or after): a base's file changed.
+    candidates = _under_changed(base, changed) | _under_changed(head, changed)
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
-        if before is None or not ({before.file.path, after.file.path} & changed
-                                  or _bases_changed(base, head, before, after, changed)):
+        if before is None or fq not in candidates:
             continue
         head_bases = [a for a in head.ancestors(after) if isinstance(a, ClassInfo)]
         if not head_bases:
@@ -167,13 +167,14 @@ def orphaned_overrides(
     return found
 
 
-def _bases_changed(
-    base: Project, head: Project, before: ClassInfo, after: ClassInfo, changed: frozenset[str]
-) -> bool:
-    """Whether a file holding one of the class's bases, before or after, changed."""
-    return any(
-        isinstance(a, ClassInfo) and a.file.path in changed
-        for a in (*base.ancestors(before), *head.ancestors(after)))
+def _under_changed(project: Project, changed: Collection[str]) -> set[str]:
+    """The classes defined in ``changed`` files and every class below one of them."""
+    found: set[str] = set()
+    for info in project.classes.values():
+        if info.file.path in changed and info.fq not in found:
+            found.add(info.fq)
+            found.update(d.fq for d in project.descendants(info))
+    return found
 
 
 def _undispatched(
