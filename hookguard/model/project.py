@@ -229,9 +229,13 @@ class Project:
 
     def mro(self, info: ClassInfo) -> tuple[Node, ...]:
         """The C3 linearisation; cycles and inconsistent hierarchies are reported, not raised."""
-        cached = self._mro.get(info.fq)
+        done = self._mro
+        cached = done.get(info.fq)
         if cached is not None:
             return cached
+        if all(not isinstance(b, ClassInfo) or b.fq in done for b in self.bases(info)):
+            done[info.fq] = linearised = self._linearise(info)  # most classes, built in order
+            return linearised
         # Iterative post-order so deep hierarchies never hit the recursion limit.
         stack: list[tuple[ClassInfo, bool]] = [(info, False)]
         visiting: set[str] = set()
