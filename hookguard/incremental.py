@@ -149,6 +149,7 @@ def affected_classes(
             return None
         global_names |= (old.attr_refs ^ new.attr_refs) | (old.string_refs ^ new.string_refs)
         global_names.update(n for pair in set(old.fallbacks) ^ set(new.fallbacks) for n in pair)
+        global_names.update(n for _, n in set(old.instance_refs) ^ set(new.instance_refs))
         prefixes |= old.prefix_refs ^ new.prefix_refs
         prefix = f"{new.module}." if new.module else ""
         for old_class, new_class in zip(old.classes, new.classes, strict=True):

@@ -1509,3 +1509,84 @@ def test_an_override_that_refuses_some_configurations_is_no_proof(tmp_path: Path
     })
     assert "HG003 pkg.phi3.Phi3.build_model" not in found
     assert found["HG003 pkg.phi3.Partial.build_model"].severity is Severity.ERROR
+
+
+SPAWN = {
+    "pkg/ddp.py": '''
+        class DDPSpawn:
+            def start_training(self, trainer):
+                self.spawn(self.new_process, trainer)
+
+            def spawn(self, function, *args):
+                return self.get_mp_spawn_kwargs()
+
+            def get_mp_spawn_kwargs(self):
+                return {}
+
+            def new_process(self, trainer):
+                return trainer
+    ''',
+    "pkg/tpu.py": '''
+        from pkg.ddp import DDPSpawn
+
+
+        class TPUSpawn(DDPSpawn):
+            """Replaces the only caller of spawn() with its own launcher."""
+
+            def start_training(self, trainer):
+                return self.get_mp_spawn_kwargs(trainer)
+
+            def get_mp_spawn_kwargs(self, trainer):
+                return {"nprocs": 8}
+    ''',
+    "pkg/seed.py": '''
+        import numpy as np
+
+
+        def worker_init(seed):
+            ss = np.random.SeedSequence([seed])
+            torch_ss, stdlib_ss = ss.spawn(2)  # numpy's spawn, not DDPSpawn's
+            return torch_ss
+    ''',
+    "tests/test_gather.py": '''
+        import torch
+
+
+        def test_gather():
+            torch.multiprocessing.spawn(print, nprocs=2)  # torch's spawn
+    ''',
+}
+
+
+def test_a_method_named_only_on_other_packages_objects_is_not_named_outside(
+    tmp_path: Path,
+) -> None:
+    assert "HG002 pkg.tpu.TPUSpawn.get_mp_spawn_kwargs" not in errors(findings(tmp_path, SPAWN))
+
+
+def test_a_method_named_on_an_object_of_unknown_origin_stays_named_outside(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {**SPAWN, "pkg/launch.py": '''
+        def launch(plugin, trainer):
+            plugin.spawn(plugin.new_process, trainer)  # any plugin: a TPUSpawn too
+    '''})
+    assert "HG002 pkg.tpu.TPUSpawn.get_mp_spawn_kwargs" in errors(found)
+
+
+def test_a_method_named_on_what_the_checkout_builds_stays_named_outside(tmp_path: Path) -> None:
+    found = findings(tmp_path, {**SPAWN, "pkg/factory.py": '''
+        from pkg.tpu import TPUSpawn
+
+
+        def make_plugin():
+            return TPUSpawn()
+    ''', "pkg/launch.py": '''
+        import pkg.factory
+
+
+        def launch(trainer):
+            plugin = pkg.factory.make_plugin()
+            plugin.spawn(plugin.new_process, trainer)
+    '''})
+    assert "HG002 pkg.tpu.TPUSpawn.get_mp_spawn_kwargs" in errors(found)

@@ -186,6 +186,12 @@ class _FileReferences:
         # ``name.attr`` on a plain name, by name: ``sys.modules`` on an imported module says
         # nothing about any class's ``modules`` (see :meth:`attributes`)
         self.on_names: dict[str, set[str]] = {}
+        # ``ss = np.random.SeedSequence(...)``: the names assigned (one name, at module level or
+        # in a function) the result of calling through an imported name, with those names;
+        # how many such assignments; and the names assigned anything else
+        self.made_by: dict[str, set[str]] = {}
+        self.made_count: dict[str, int] = {}
+        self.rebound: set[str] = set()
 
     def attributes(self, modules: Collection[str]) -> frozenset[str]:
         """The attribute names used on receivers other than ``self``, less those used only on
@@ -216,9 +222,51 @@ class _FileReferences:
 
     def assign(self, node: ast.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target = node.targets[0].id
             prefix = _string_prefix(node.value)
             if prefix:
-                self.local_prefixes[node.targets[0].id] = prefix
+                self.local_prefixes[target] = prefix
+            root = _call_root(node.value)
+            if root is None:
+                self.rebound.add(target)
+            else:
+                self.made_by.setdefault(target, set()).add(root)
+                self.made_count[target] = self.made_count.get(target, 0) + 1
+
+    def instance_attributes(
+        self, tree: ast.AST, modules: Collection[str], imports: Mapping[str, str]
+    ) -> dict[str, set[str]]:
+        """Attributes used only on names that hold what a call through an imported module
+        returned (``ss = np.random.SeedSequence(...); ss.spawn(2)``), by the top package of
+        that module: they name a method of whatever that package builds, which is no class of
+        the checkout when the package is not in it. Taken out of ``on_names``."""
+        candidates = {
+            name for name, roots in self.made_by.items()
+            if name in self.on_names and name not in modules and name not in self.rebound
+            and roots <= set(modules)
+        }
+        if not candidates:
+            return {}
+        stores: dict[str, int] = {}
+        for node in walk(tree):  # any other way the name is bound disqualifies it
+            kind = type(node)
+            if kind is ast.Name and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                name = node.id  # type: ignore[attr-defined]
+                stores[name] = stores.get(name, 0) + 1
+            elif kind is ast.arg:
+                candidates.discard(node.arg)  # type: ignore[attr-defined]
+            elif kind in _NAMED_BINDINGS:
+                candidates.discard(getattr(node, "name", None) or getattr(node, "rest", "") or "")
+            elif kind in (ast.Global, ast.Nonlocal):
+                candidates.difference_update(node.names)  # type: ignore[attr-defined]
+        found: dict[str, set[str]] = {}
+        for name in candidates:
+            if stores.get(name, 0) != self.made_count[name]:
+                continue
+            packages = {imports.get(root, root).split(".")[0] for root in self.made_by[name]}
+            if len(packages) == 1:
+                found.setdefault(packages.pop(), set()).update(self.on_names.pop(name))
+        return found
 
     def attribute(self, node: ast.Attribute) -> None:
         value = node.value
@@ -229,6 +277,20 @@ class _FileReferences:
                 if attrs is None:
                     attrs = self.on_names[name] = set()
                 attrs.add(node.attr)
+        elif type(value) is ast.Attribute:
+            # ``torch.multiprocessing.spawn``: a chain of lower-case names from a plain name is
+            # a module path when that name is an imported module (kept by it, as above);
+            # ``pkg.Base.hook`` or ``self.model.spawn`` name a class's attribute
+            root: ast.expr = value
+            while isinstance(root, ast.Attribute) and root.attr[:1].islower():
+                root = root.value
+            if isinstance(root, ast.Name) and root.id not in ("self", "cls"):
+                attrs = self.on_names.get(root.id)
+                if attrs is None:
+                    attrs = self.on_names[root.id] = set()
+                attrs.add(node.attr)
+            else:
+                self.attrs.add(node.attr)
         elif not _is_super_call(value):
             self.attrs.add(node.attr)
 
@@ -577,6 +639,9 @@ class _FileExtractor:
         record.ambiguous = frozenset(self.ambiguous)
         record.star_imports = tuple(self.star_imports)
         refs = self.references
+        instances = refs.instance_attributes(tree, self.module_bindings, self.imports)
+        record.instance_refs = tuple(sorted(
+            (package, attr) for package, attrs in instances.items() for attr in attrs))
         record.attr_refs = refs.attributes(self.module_bindings)
         record.string_refs = frozenset(refs.strings | (refs.literals if refs.dynamic else set()))
         record.literals = frozenset(refs.literals)
@@ -910,6 +975,21 @@ def hasattr_fallbacks(tree: ast.AST) -> Fallbacks:
     found.strings_only_there = frozenset(strings)
     found.attributes_only_there = frozenset(attributes)
     return found
+
+
+_NAMED_BINDINGS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
+                   ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+
+
+def _call_root(value: ast.expr) -> str | None:
+    """``np`` for ``np.random.SeedSequence(...)``: the name a call's dotted callable starts at
+    (a call of a plain name has none: it may be a class of this file)."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    root: ast.expr = value.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return root.id if isinstance(root, ast.Name) else None
 
 
 def _not_implemented(exc: ast.expr | None) -> bool:

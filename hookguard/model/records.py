@@ -269,6 +269,10 @@ class FileRecord:
     # ``(old, new)``: ``if hasattr(o, "new"): ... elif hasattr(o, "old"): o.old(...)``, a lookup
     # of ``old`` only for objects without ``new`` (see :class:`~hookguard.model.extract.Fallbacks`)
     fallbacks: tuple[tuple[str, str], ...] = ()
+    # ``(package, name)``: ``x.name`` only on names holding what a call into ``package``
+    # returned (``ss = np.random.SeedSequence(...); ss.spawn(2)``); a reference to a class of
+    # the checkout only when ``package`` is in it
+    instance_refs: tuple[tuple[str, str], ...] = ()
     prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
     module_names: frozenset[str] = frozenset()  # names bound at module level
     content_key: str = ""  # git blob id of the bytes the record was built from

@@ -61,12 +61,19 @@ class References:
         for record in records:
             for old, new in record.fallbacks:
                 fallbacks.setdefault(old, set()).add(new)
+        # ``ss.spawn(2)`` on what ``np.random.SeedSequence(...)`` returned names a method of
+        # the checkout's classes only when the package that built it is in the checkout
+        packages = {module.split(".")[0] for module in project.modules}
+        built_here = {name for r in records for package, name in r.instance_refs
+                      if package in packages}
         return cls(
-            frozenset().union(*(r.attr_refs for r in records)),
+            frozenset().union(*(r.attr_refs for r in records)) | built_here,
             frozenset().union(*(r.string_refs for r in records)),
             prefixes - {""},
             definers,
-            frozenset().union(*(r.attr_refs for r in records if not is_test_file(r.path))),
+            frozenset().union(*(r.attr_refs for r in records if not is_test_file(r.path)))
+            | {name for r in records if not is_test_file(r.path)
+               for package, name in r.instance_refs if package in packages},
             {old: frozenset(new) for old, new in fallbacks.items()},
         )
 
