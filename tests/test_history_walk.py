@@ -6,12 +6,13 @@ path groups in one commit) and whatever the user's diff settings."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from hookguard.git.history import _LOG_FORMAT, HistoryIndex
+from hookguard.git.history import _LOG_FORMAT, HistoryIndex, _parse_commits
 from hookguard.git.repo import Repo
 from tests.conftest import GitRepo
 
@@ -126,8 +127,6 @@ _Read = tuple[str, str, bool, list[str]]  # old path, new path, created, removed
 
 def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read]]]:
     """The patch read one line at a time (how the walk was first read): the reference."""
-    import re
-
     define = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
     header = re.compile(rb"^diff --git a/(.*) b/(.*)$")
     commits: list[tuple[str, list[_Read]]] = []
@@ -154,8 +153,6 @@ def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read
 def test_patch_reading_agrees_with_reading_line_by_line(
     git_repo: Callable[..., GitRepo]
 ) -> None:
-    from hookguard.git.history import _parse_commits
-
     repo = git_repo()
     _history(repo)
     out = _single(Repo(repo.root), PATHS)
