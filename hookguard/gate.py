@@ -47,6 +47,9 @@ class GateResult:
     notes: list[str] = field(default_factory=list)
     stats: LoadStats = field(default_factory=LoadStats)
     seconds: float = 0.0
+    # The two models compared (base, head). Kept with the result: freeing a model's records
+    # costs more than building its project (the program itself exits without freeing them).
+    projects: tuple[Project, Project] | None = field(default=None, repr=False)
 
 
 def _missing_revision(rev: str, repo: Repo) -> GateError:
@@ -537,6 +540,7 @@ def run_gate(
         notes=notes,
         stats=stats,
         seconds=time.perf_counter() - started,
+        projects=(base_project, head_project),
     )
 
 
