@@ -732,81 +732,72 @@ class _MemberCalls:
     ``policy: Policy``, or ``x.merge(...)`` under ``isinstance(x, Layer)``), by callee name:
     (holder, caller, call, held class, exactly that class).
 
-    Built per callee name on first use, from the classes that can make such a call only: a
-    class whose line declares typed members, or that narrows with ``isinstance``, and whose
-    methods mention the name. Only those classes' methods are decoded.
+    Built per callee name on first use, from the classes whose methods call that name on a
+    member or a narrowed name (known from the records without decoding the methods); only those
+    classes' lines have their members resolved, and only their methods are decoded.
     """
 
     def __init__(self, project: Project) -> None:
         self._project = project
         self._by_name: dict[str, list[MemberCall]] = {}
-        self._held_by: dict[str, dict[str, tuple[ClassInfo, bool]]] | None = None
         self._calls: dict[str, list[tuple[MethodRecord, CallSite]]] = {}
+        self._held: dict[str, dict[str, tuple[ClassInfo, bool]]] = {}  # a class's own members
         self._types: dict[str, dict[str, tuple[ClassInfo, bool]]] = {}  # members, by holder
-        # name -> the classes that may call it on a typed member, or on a narrowed name
-        self._holders: dict[str, list[ClassInfo]] = {}
-        self._narrowing: dict[str, list[ClassInfo]] = {}
         # (holder, member) -> every class some path constructs into it, when they differ
         self._built: dict[tuple[str, str], list[ClassInfo]] = {}
+        # name -> the classes whose methods call it on a member or a narrowed name
+        self._mentioning: dict[str, list[ClassInfo]] = {}
         for info in project.classes.values():
-            if info.record.narrows:
-                for name in _mentioned(info):
-                    self._narrowing.setdefault(name, []).append(info)
-        # every name some class calls on a member or a narrowed name: no other has calls here
-        self._anywhere = frozenset().union(*map(_mentioned, project.classes.values()))
+            for name in _mentioned(info):
+                self._mentioning.setdefault(name, []).append(info)
 
-    def _index(self) -> dict[str, dict[str, tuple[ClassInfo, bool]]]:
-        held_by = self._held_by
-        if held_by is None:
+    def _held_of(self, info: ClassInfo) -> dict[str, tuple[ClassInfo, bool]]:
+        """The members ``info`` itself declares or constructs, resolved to classes."""
+        held = self._held.get(info.fq)
+        if held is None:
+            held = self._held[info.fq] = {}
             project = self._project
-            held_by = self._held_by = {}
-            for info in project.classes.values():
-                if info.record.members or info.record.constructed:
-                    held: dict[str, tuple[ClassInfo, bool]] = {}
-                    for attr, written in info.record.members.items():
-                        node = project.resolve_name(info.file, written.removesuffix("()"),
-                                                    scope=info.record.qualname)
-                        if isinstance(node, ClassInfo):
-                            held[attr] = (node, written.endswith("()"))
-                    for attr, classes in info.record.constructed.items():
-                        nodes = [project.resolve_name(info.file, c.removesuffix("()"),
-                                                      scope=info.record.qualname)
-                                 for c in classes]
-                        built = [n for n in nodes if isinstance(n, ClassInfo)]
-                        if built:
-                            self._built[(info.fq, attr)] = built
-                            held.setdefault(attr, (built[0], True))
-                    if held:
-                        held_by[info.fq] = held
-            lines = {fq: project.classes[fq] for fq in held_by}
-            below: set[str] = set()  # subclasses of a class already walked
-            for fq in held_by:  # members a class declares reach its subclasses
-                if fq in below:
-                    continue  # a subclass's own subclasses are in ``lines`` already, in order
-                for sub in project.descendants(project.classes[fq]):
-                    below.add(sub.fq)
-                    lines.setdefault(sub.fq, sub)
-            for info in lines.values():
-                for name in _mentioned(info):
-                    self._holders.setdefault(name, []).append(info)
-        return held_by
+            for attr, written in info.record.members.items():
+                node = project.resolve_name(info.file, written.removesuffix("()"),
+                                            scope=info.record.qualname)
+                if isinstance(node, ClassInfo):
+                    held[attr] = (node, written.endswith("()"))
+            for attr, classes in info.record.constructed.items():
+                nodes = [project.resolve_name(info.file, c.removesuffix("()"),
+                                              scope=info.record.qualname)
+                         for c in classes]
+                built = [n for n in nodes if isinstance(n, ClassInfo)]
+                if built:
+                    self._built[(info.fq, attr)] = built
+                    held.setdefault(attr, (built[0], True))
+        return held
+
+    def _types_of(self, info: ClassInfo) -> dict[str, tuple[ClassInfo, bool]]:
+        """The members ``info``'s line declares, the nearest declaration winning."""
+        types = self._types.get(info.fq)
+        if types is None:
+            types = self._types[info.fq] = {}
+            for node in reversed(self._project.mro(info)):
+                if isinstance(node, ClassInfo) and (
+                        node.record.members or node.record.constructed):
+                    types.update(self._held_of(node))
+        return types
 
     def of(self, name: str) -> list[MemberCall]:
         found = self._by_name.get(name)
         if found is not None:
             return found
         found = self._by_name[name] = []
-        if name not in self._anywhere:
-            return found  # and the index waits for a name that has some
-        held_by = self._index()
+        mentioning = self._mentioning.get(name)
+        if not mentioning:
+            return found
         project = self._project
-        for info in self._holders.get(name, ()):
-            types = self._types.get(info.fq)
-            if types is None:
-                types = self._types[info.fq] = {}
-                for node in reversed(project.mro(info)):  # nearest declaration wins
-                    if isinstance(node, ClassInfo):
-                        types.update(held_by.get(node.fq, {}))
+        # Classes declaring members first, then the subclasses that inherit them: the order
+        # the calls are cited in.
+        holders = sorted((info for info in mentioning if self._types_of(info)),
+                         key=lambda info: not self._held_of(info))
+        for info in holders:
+            types = self._types_of(info)
             for caller, call in self._calls_of(info):
                 if call.name == name and call.receiver == "member" and (
                     call.explicit_base in types
@@ -819,7 +810,9 @@ class _MemberCalls:
                         found.append((info, caller, call, held_class, exact))
                     else:  # each constructor some path runs: exactly that class on that path
                         found.extend((info, caller, call, c, True) for c in built)
-        for info in self._narrowing.get(name, ()):
+        for info in mentioning:
+            if not info.record.narrows:
+                continue
             for caller, call in self._calls_of(info):
                 if call.name == name and call.receiver == "typed" and (
                     call.explicit_base is not None
