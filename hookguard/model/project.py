@@ -401,7 +401,15 @@ def _namespace_names(
              and _top_directory(r) is not None]
     if not short:
         return records, {}  # every name already starts at the checkout's root
-    uses = _ImportCounts(records)  # dotted name -> imports of it or of something inside it
+    targets: list[str] = []
+    for record in records:
+        targets.extend(record.imports.values())
+        targets.extend(record.star_imports)
+    everything = "\n".join(targets)
+    if not any(top in everything for top in {r.module.split(".")[0] for r in short}):
+        return records, {}  # no import even mentions a short name's top (sympy's example
+        # scripts in folders without ``__init__.py``): nothing to count
+    uses = _ImportCounts(targets)  # dotted name -> imports of it or of something inside it
     prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
     aliases: dict[str, str] = {}
     for record in short:
@@ -436,15 +444,11 @@ def _namespace_names(
 
 
 class _ImportCounts:
-    """How many imports (``import``/``from`` targets and star imports, over all ``records``)
+    """How many of ``targets`` (``import``/``from`` targets and star imports, over all records)
     name a dotted name or something inside it: ``uses["a.b"]`` counts ``a.b`` and ``a.b.c``,
     not ``a.bc``. Answered from the sorted targets, so only the names asked about cost."""
 
-    def __init__(self, records: Iterable[FileRecord]) -> None:
-        targets: list[str] = []
-        for record in records:
-            targets.extend(record.imports.values())
-            targets.extend(record.star_imports)
+    def __init__(self, targets: Iterable[str]) -> None:
         counts = Counter(targets)
         self._exact = counts
         self._names = sorted(counts)
