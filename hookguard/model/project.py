@@ -405,9 +405,9 @@ def _namespace_names(
     for record in records:
         targets.extend(record.imports.values())
         targets.extend(record.star_imports)
-    everything = "\n".join(targets)
-    if not any(top in everything for top in {r.module.split(".")[0] for r in short}):
-        return records, {}  # no import even mentions a short name's top (sympy's example
+    segments = set(".".join(set(targets)).split("."))
+    if segments.isdisjoint({r.module.split(".")[0] for r in short}):
+        return records, {}  # no import names a short name's top package (sympy's example
         # scripts in folders without ``__init__.py``): nothing to count
     uses = _ImportCounts(targets)  # dotted name -> imports of it or of something inside it
     prefixes: dict[str, str] = {}  # directory holding the short name's top -> dotted prefix
