@@ -405,8 +405,8 @@ def _namespace_names(
     for record in records:
         targets.extend(record.imports.values())
         targets.extend(record.star_imports)
-    segments = set(".".join(set(targets)).split("."))
-    if segments.isdisjoint({r.module.split(".")[0] for r in short}):
+    imported = set(".".join(set(targets)).split("."))  # every name an import target holds
+    if imported.isdisjoint({r.module.split(".")[0] for r in short}):
         return records, {}  # no import names a short name's top package (sympy's example
         # scripts in folders without ``__init__.py``): nothing to count
     uses = _ImportCounts(targets)  # dotted name -> imports of it or of something inside it
