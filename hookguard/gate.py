@@ -482,7 +482,7 @@ def run_gate(
     )
     mirrors = dict(config.module_aliases)
     base_project = Project.build(base_records, mirrors)
-    head_project = Project.build(head_records, mirrors)
+    head_project = base_project.with_files(base_records, head_records)
     contracts = workspace.load_contracts(options.contracts)
     history = None
     if rev_range:  # (the walk, and its worker pools, imported only when a range asks for it)

@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hookguard.findings import Finding
-from hookguard.model.project import ClassInfo, Project
+from hookguard.model.project import ClassInfo, Project, graph_inputs
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord, method_mentions
 
 STATE_VERSION = 1
@@ -46,22 +46,6 @@ class AuditState:
 def class_of(finding: Finding) -> str:
     """The class a per-class rule's finding is about (its symbol is ``<class fq>.<method>``)."""
     return finding.symbol.rpartition(".")[0]
-
-
-def _bindings(record: FileRecord) -> object:
-    """What name resolution and the class graph read from a file."""
-    return (
-        record.module,
-        record.is_package,
-        record.error,
-        record.imports,
-        record.star_imports,
-        record.ambiguous,
-        record.module_aliases,
-        record.aliases,
-        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds,
-          c.narrows) for c in record.classes],
-    )
 
 
 @dataclass
@@ -145,7 +129,7 @@ def affected_classes(
     prefixes: set[str] = set()
     for path, new in after.items():
         old = before[path]
-        if _bindings(old) != _bindings(new):
+        if graph_inputs(old) != graph_inputs(new):
             return None
         global_names |= (old.attr_refs ^ new.attr_refs) | (old.string_refs ^ new.string_refs)
         global_names.update(n for pair in set(old.fallbacks) ^ set(new.fallbacks) for n in pair)

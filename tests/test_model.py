@@ -212,3 +212,49 @@ def test_a_long_chain_shares_its_inherited_names() -> None:
     assert project.inherited_names(last) == {"hook"}
     assert project.inherited_names(last) is project.inherited_names(first)
     assert project.inherited_refs(last) is project.inherited_refs(first) == {"run"}
+
+
+def _shape(project: Project) -> object:
+    """Everything a rule reads from a project's class graph, by name and record identity."""
+    def name(node: object) -> str:
+        return node.fq if isinstance(node, ClassInfo) else f"external:{node.name}"  # type: ignore[attr-defined]
+
+    return (
+        {p: id(r) for p, r in project.files.items()},
+        {m: r.path for m, r in project.modules.items()},
+        {fq: (id(c.record), id(c.file)) for fq, c in project.classes.items()},
+        {fq: [name(n) for n in project.mro(c)] for fq, c in project.classes.items()},
+        {fq: [name(n) for n in project.bases(c)] for fq, c in project.classes.items()},
+        {fq: sorted(s.fq for s in project.subclasses(c)) for fq, c in project.classes.items()},
+        sorted((e.path, e.line, e.message) for e in project.errors),
+        name(project.resolve_name(project.files["pkg/sub.py"], "Base")),
+    )
+
+
+def test_a_project_derived_for_changed_bodies_is_the_project_built_afresh() -> None:
+    def records(files: dict[str, str]) -> list:  # type: ignore[type-arg]
+        return [extract(p, p[:-3].replace("/", "."), False, t.encode()) for p, t in files.items()]
+
+    files = {
+        "pkg/base.py": "class Base:\n    def hook(self, x):\n        return x\n",
+        "pkg/sub.py": "from pkg.base import Base\n\n\nclass Sub(Base):\n"
+                      "    def hook(self, x):\n        return x\n\n\nclass Leaf(Sub):\n    pass\n",
+        "pkg/cycle.py": "class A(B):\n    pass\n\n\nclass B(A):\n    pass\n",
+    }
+    before = records(files)
+    base = Project.build(before)
+    # A method body changes (and a method is added): only records move.
+    body = records({**files, "pkg/base.py": files["pkg/base.py"]
+                    + "\n    def other(self):\n        return self.hook(1, y=2)\n"})
+    after = [b if b.path != "pkg/base.py" else r for b, r in zip(before, body, strict=True)]
+    derived = base.with_files(before, after)
+    assert derived.classes["pkg.base.Base"].record is after[0].classes[0]
+    assert derived.mro(derived.classes["pkg.sub.Leaf"])[2] is derived.classes["pkg.base.Base"]
+    assert derived.resolve_name(derived.files["pkg/sub.py"], "Base") is derived.classes[
+        "pkg.base.Base"]
+    assert derived.subclasses(derived.classes["pkg.base.Base"]) == [derived.classes["pkg.sub.Sub"]]
+    assert _shape(derived) == _shape(Project.build(after))
+    # A changed import or base is no body change: built afresh, the same answer.
+    rebased = records({**files, "pkg/sub.py": files["pkg/sub.py"].replace("(Base)", "(object)")})
+    after = [b if b.path != "pkg/sub.py" else r for b, r in zip(before, rebased, strict=True)]
+    assert _shape(base.with_files(before, after)) == _shape(Project.build(after))

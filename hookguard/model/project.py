@@ -91,6 +91,7 @@ class Project:
     _looked_up: dict[str, Node] = field(default_factory=dict)  # see :meth:`_lookup`
     _inherited_names: dict[str, frozenset[str]] = field(default_factory=dict)
     _inherited_refs: dict[str, frozenset[str]] = field(default_factory=dict)
+    _aliases: Mapping[str, str] = field(default_factory=dict)  # as given to :meth:`build`
 
     @classmethod
     def build(
@@ -99,7 +100,7 @@ class Project:
         """The model of ``records``. ``aliases`` maps a module name to the module it mirrors
         (``pytorch_lightning`` -> ``lightning.pytorch``), as the files' own
         ``sys.modules[...] = ...`` assignments do."""
-        project = cls(files={})
+        project = cls(files={}, _aliases=dict(aliases or {}))
         full, imported_as = _namespace_names(records)
         named = _separate_copies(full)
         for record in sorted(named, key=lambda r: r.path):
@@ -126,6 +127,49 @@ class Project:
         for info in project.classes.values():
             project.mro(info)
         return project
+
+    def with_files(self, before: Iterable[FileRecord], after: Iterable[FileRecord]) -> Project:
+        """The model of ``after``, for a project built from ``before``: the same model as
+        :meth:`build` gives. Derived from this one, without resolving a name or linearising a
+        class again, when only method bodies and members changed: every file that differs keeps
+        its path, its name, its imports and aliases, its classes and their bases, and parses
+        (see :func:`graph_inputs`). Otherwise built afresh. (``check`` builds the base and the
+        head of a change; most changes are of that kind.)"""
+        old = {r.path: r for r in before}
+        new = {r.path: r for r in after}
+        changed = [p for p, r in new.items() if old.get(p) is not r]
+        if old.keys() != new.keys() or not changed or any(
+            self.files.get(p) is not old[p] or old[p].error is not None
+            or new[p].error is not None or graph_inputs(old[p]) != graph_inputs(new[p])
+            for p in changed
+        ):
+            return Project.build(new.values(), self._aliases)
+        derived = Project(files=dict(self.files), modules=dict(self.modules),
+                          classes=dict(self.classes), errors=list(self.errors),
+                          _top_packages=self._top_packages, _mirrors=self._mirrors,
+                          _aliases=self._aliases)
+        swapped: dict[int, ClassInfo] = {}  # id(old ClassInfo) -> its new one
+        for path in changed:
+            was, now = old[path], new[path]
+            derived.files[path] = now
+            if derived.modules.get(now.module) is was:
+                derived.modules[now.module] = now
+            prefix = f"{now.module}." if now.module else ""
+            for before_class, after_class in zip(was.classes, now.classes, strict=True):
+                fq = f"{prefix}{after_class.qualname}"
+                info = self.classes.get(fq)
+                if info is not None and info.record is before_class:
+                    swapped[id(info)] = derived.classes[fq] = ClassInfo(fq, after_class, now)
+
+        def swap(node: Node) -> Node:
+            return swapped.get(id(node), node)
+
+        derived._bases = {fq: tuple(map(swap, b)) for fq, b in self._bases.items()}
+        derived._mro = {fq: tuple(map(swap, m)) for fq, m in self._mro.items()}
+        derived._subclasses = {
+            fq: [swapped.get(id(c), c) for c in subs] for fq, subs in self._subclasses.items()}
+        derived._looked_up = {name: swap(n) for name, n in self._looked_up.items()}
+        return derived
 
     # -- name resolution --------------------------------------------------------------------
     def _resolve_bases(self, info: ClassInfo) -> tuple[Node, ...]:
@@ -522,6 +566,22 @@ def _top_directory(record: FileRecord) -> str | None:
     if len(segments) <= depth:
         return None  # already named from the checkout's root
     return "/".join(segments[: len(segments) - depth])
+
+
+def graph_inputs(record: FileRecord) -> object:
+    """What name resolution and the class graph read from a file."""
+    return (
+        record.module,
+        record.is_package,
+        record.error,
+        record.imports,
+        record.star_imports,
+        record.ambiguous,
+        record.module_aliases,
+        record.aliases,
+        [(c.qualname, c.name, c.bases, c.local_scope, c.self_prefixes, c.members, c.rebinds,
+          c.narrows) for c in record.classes],
+    )
 
 
 def _defined_names(info: ClassInfo) -> frozenset[str]:
