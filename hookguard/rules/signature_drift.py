@@ -75,8 +75,11 @@ class SignatureDrift(Rule):
     ```
 
     ## Known limitations
-    Calls are resolved by receiver only for `self`, `cls`, `super()` and `Base.hook(self, ...)`;
-    calls through other variables are not bound. Constructors (`__init__`, `__new__`) are not
+    Calls are resolved by receiver for `self`, `cls`, `super()`, `Base.hook(self, ...)`, members
+    whose class the code names (an annotation, a constructor call) and names narrowed by
+    `isinstance`; calls through other variables are not bound. In `check` only, a keyword the
+    change passes through any receiver to a hook the same change taught that keyword counts for
+    the hook's family (see `docs/design.md`). Constructors (`__init__`, `__new__`) are not
     checked structurally.
     """
 
