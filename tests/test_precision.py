@@ -1590,3 +1590,58 @@ def test_a_method_named_on_what_the_checkout_builds_stays_named_outside(tmp_path
             plugin.spawn(plugin.new_process, trainer)
     '''})
     assert "HG002 pkg.tpu.TPUSpawn.get_mp_spawn_kwargs" in errors(found)
+
+
+LORA = {
+    "pkg/layer.py": '''
+        class LoraLayer:
+            def update_layer(self, name):
+                self.reset(name)
+
+            def update_layer_conv2d(self, name, init):
+                self.reset(name, init)
+
+            def reset(self, name, init=True):
+                return name
+
+
+        class Conv2d(LoraLayer):
+            def __init__(self, name):
+                self.update_layer_conv2d(name, True)
+    ''',
+    "pkg/ada.py": '''
+        from pkg.layer import LoraLayer
+
+
+        class AdaLayer(LoraLayer):
+            def update_layer(self, name):
+                self.reset(name)
+
+            def reset(self, name):  # the conv2d step is Conv2d's: it never runs for AdaLayer
+                return name
+    ''',
+}
+
+
+def _model(narrowed_to: str) -> str:
+    return f'''
+        from pkg.layer import Conv2d, LoraLayer
+
+
+        class Model:
+            def replace(self, target, name):
+                if isinstance(target, {narrowed_to}):
+                    target.update_layer_conv2d(name, True)
+    '''
+
+
+def test_a_public_step_other_classes_drive_by_isinstance_is_no_entry_point(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, {**LORA, "pkg/model.py": _model("Conv2d")})
+    assert "HG002 pkg.ada.AdaLayer.reset" not in errors(found)
+
+
+def test_a_public_step_driven_for_the_whole_family_stays_an_entry_point(tmp_path: Path) -> None:
+    found = findings(tmp_path, {**LORA, "pkg/model.py": _model("LoraLayer")})
+    assert "HG002 pkg.ada.AdaLayer.reset" in errors(found)

@@ -352,6 +352,7 @@ class _MethodScanner:
         self.narrowed: dict[str, str] = {}  # ``if isinstance(target, Layer):`` target -> Layer
         self.exits: tuple[str, ...] = ()  # early exits passed so far in the method's own body
         self.refuses = False  # ``raise NotImplementedError`` somewhere in the method's own body
+        self.typed_funcs: set[int] = set()  # ids of the callees of calls on narrowed names
 
     def scan(self, body: Iterable[ast.stmt]) -> None:
         exits: list[str] = []
@@ -483,7 +484,8 @@ class _MethodScanner:
             node = pop()
             kind = type(node)
             if kind is ast.Attribute:
-                refs.attribute(node)  # type: ignore[arg-type]
+                if id(node) not in self.typed_funcs:  # a call on a narrowed name: kept as a call
+                    refs.attribute(node)  # type: ignore[arg-type]
                 self._attribute(node)  # type: ignore[arg-type]
             elif kind is ast.Call:
                 refs.call(node)  # type: ignore[arg-type]
@@ -567,6 +569,9 @@ class _MethodScanner:
         elif isinstance(func.value, ast.Name) and func.value.id in self.narrowed:
             receiver = "typed"  # ``if isinstance(target, Layer): target.merge(...)``
             explicit = self.narrowed[func.value.id]
+            # Not a reference to ``merge`` on any object: the call site says whose it is
+            # (``References.typed_reaches``).
+            self.typed_funcs.add(id(func))
         elif call.args and self._is_self(call.args[0]):
             explicit = dotted_name(func.value)
             if explicit is None:

@@ -22,11 +22,18 @@ from hookguard.model.records import MethodRecord
 
 
 def live_methods(
-    project: Project, info: ClassInfo, named_outside: Callable[[str], bool]
+    project: Project,
+    info: ClassInfo,
+    named_outside: Callable[[str], bool],
+    used_elsewhere: Callable[[str], bool] = lambda _: False,
 ) -> frozenset[str] | None:
     """Names of the methods an instance of ``info`` can run, or None when it cannot be told.
 
-    ``named_outside(name)`` says whether code outside the class names ``name``.
+    ``named_outside(name)`` says whether code outside the class names ``name`` (in a way that
+    may reach ``info``); ``used_elsewhere(name)`` whether classes outside ``info``'s line use it
+    as a step of their own code on ``self`` while none in the line does: a public method of
+    that kind (``LoraLayer.update_layer_conv2d``, which ``lora.Conv2d`` calls) is theirs, not
+    an entry point of ``info``.
     """
     mro = project.mro(info)
     externals = [n for n in mro if isinstance(n, External) and not n.is_empty]
@@ -58,7 +65,7 @@ def live_methods(
         passed = klass.record.self_refs - called - placed  # ``self.x`` as a value, not called
         for name in klass.record.methods:
             if (
-                (not name.startswith("_") and name not in steps)
+                (not name.startswith("_") and name not in steps and not used_elsewhere(name))
                 or (name.startswith("__") and name.endswith("__"))
                 or name in passed
                 or name in inherited_entry  # ``forward``: torch.nn.Module calls it

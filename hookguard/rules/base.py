@@ -48,6 +48,10 @@ class References:
     # name -> the names ``hasattr`` prefers to it: it is looked up only on objects without
     # them (see :attr:`hookguard.model.records.FileRecord.fallbacks`)
     fallbacks: dict[str, frozenset[str]] = field(default_factory=dict)
+    project: Project | None = field(default=None, repr=False)
+    _typed: dict[str, list[ClassInfo]] = field(default_factory=dict, repr=False)
+    _typed_anywhere: set[str] = field(default_factory=set, repr=False)
+    _self_users: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, project: Project) -> References:
@@ -75,7 +79,55 @@ class References:
             | {name for r in records if not is_test_file(r.path)
                for package, name in r.instance_refs if package in packages},
             {old: frozenset(new) for old, new in fallbacks.items()},
+            project,
         )
+
+    def typed_reaches(self, name: str, info: ClassInfo) -> bool:
+        """Whether a call of ``name`` on a name narrowed by ``isinstance`` (``if isinstance(t,
+        Conv2d): t.update_layer_conv2d(...)``) can reach an instance of ``info``: it is narrowed
+        to a class in ``info``'s line, or to one the checkout cannot name."""
+        project = self.project
+        if project is None:
+            return False
+        narrowed = self._typed.get(name)
+        if narrowed is None:
+            narrowed = self._typed[name] = []
+            for holder in project.classes.values():
+                if not holder.record.narrows or name not in holder.record.member_calls:
+                    continue
+                for method in holder.record.methods.values():
+                    for call in method.calls:
+                        if call.receiver == "typed" and call.name == name:
+                            node = project.resolve_name(
+                                holder.file, call.explicit_base or "?",
+                                scope=holder.record.qualname)
+                            if not isinstance(node, ClassInfo):
+                                self._typed_anywhere.add(name)  # a class it cannot name
+                            else:
+                                narrowed.append(node)
+        if name in self._typed_anywhere:
+            return True
+        line = project.mro(info)
+        return any(node in line for node in narrowed)
+
+    def used_elsewhere(self, name: str, info: ClassInfo) -> bool:
+        """Whether ``name`` is a step of other classes' code: classes outside ``info``'s line
+        use it on ``self``, none in the line does, and the code that drives it from outside
+        picks those classes by ``isinstance`` (``if isinstance(target, Conv2d):
+        target.update_layer_conv2d(...)``), never ``info``'s line (see
+        :mod:`hookguard.model.reach`). A public method nothing outside drives stays API."""
+        project = self.project
+        if project is None or self.typed_reaches(name, info) or not self._typed.get(name):
+            return False
+        users = self._self_users
+        if users is None:
+            users = self._self_users = {}
+            for holder in project.classes.values():
+                for ref in holder.record.self_refs:
+                    users.setdefault(ref, []).append(holder)
+        line = set(project.mro(info))
+        found = users.get(name, ())
+        return bool(found) and not any(c in line for c in found)
 
     def names(self, name: str) -> bool:
         """Whether code anywhere names ``name`` other than through ``self``."""
@@ -187,7 +239,10 @@ class RuleContext:
         cache = self._live
         if info.fq not in cache:
             refs = self.references
-            cache[info.fq] = live_methods(self.project, info, refs.names)
+            cache[info.fq] = live_methods(
+                self.project, info,
+                lambda name: refs.names(name) or refs.typed_reaches(name, info),
+                lambda name: refs.used_elsewhere(name, info))
         return cache[info.fq]
 
     def family(self, info: ClassInfo) -> set[str]:

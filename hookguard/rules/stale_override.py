@@ -264,6 +264,8 @@ class StaleOverride(Rule):
             name not in ctx.references.strings
         ):
             return None  # ``obj.name(...)`` outside the class: live code, whatever the base did
+        if ctx.references.typed_reaches(name, info):
+            return None  # ``if isinstance(x, Base): x.name(...)``: called for this class's line
         hidden = ctx.project.unknown_before(info, evidence.ancestor, name)
         if hidden is not None:
             reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
