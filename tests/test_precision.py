@@ -1645,3 +1645,42 @@ def test_a_public_step_other_classes_drive_by_isinstance_is_no_entry_point(
 def test_a_public_step_driven_for_the_whole_family_stays_an_entry_point(tmp_path: Path) -> None:
     found = findings(tmp_path, {**LORA, "pkg/model.py": _model("LoraLayer")})
     assert "HG002 pkg.ada.AdaLayer.reset" in errors(found)
+
+
+def _tuner(probe: str) -> dict[str, str]:
+    return {
+        "pkg/tuner.py": f'''
+            class BaseTuner:
+                def inject(self, config, name):
+                    self._create_and_replace(config, name)
+                    if {probe}:
+                        self._inject_parameters(config, name)
+
+                def _inject_parameters(self, config, name):
+                    for parameter in config.target_parameters:
+                        self._create_and_replace(config, name, parameter_name=parameter)
+
+                def _create_and_replace(self, config, name, parameter_name=None):
+                    return name
+        ''',
+        "pkg/ia3.py": '''
+            from pkg.tuner import BaseTuner
+
+
+            class IA3Model(BaseTuner):
+                def _create_and_replace(self, config, name):
+                    return name
+        ''',
+    }
+
+
+def test_a_call_only_a_feature_probe_on_another_object_reaches_proves_nothing(
+    tmp_path: Path,
+) -> None:
+    found = findings(tmp_path, _tuner('getattr(config, "target_parameters", [])'))
+    assert "HG002 pkg.ia3.IA3Model._create_and_replace" not in errors(found)
+
+
+def test_a_call_behind_a_plain_attribute_test_is_still_proven(tmp_path: Path) -> None:
+    found = findings(tmp_path, _tuner("config.target_parameters"))
+    assert "HG002 pkg.ia3.IA3Model._create_and_replace" in errors(found)

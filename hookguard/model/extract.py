@@ -366,7 +366,8 @@ class _MethodScanner:
         if isinstance(stmt, ast.If):
             self._expr(stmt.test, condition)
             test = (ast.unparse(stmt.test)
-                    if self._mentions_self(stmt) or _is_mode_check(stmt.test) else None)
+                    if self._mentions_self(stmt) or _is_mode_check(stmt.test)
+                    or _is_feature_probe(stmt.test, self.receivers) else None)
             inner = test if condition is None or test is None else f"{condition} and {test}"
             narrowed = _isinstance_narrowing(stmt.test)
             saved = {name: self.narrowed.get(name) for name in narrowed}
@@ -1027,6 +1028,20 @@ def _is_mode_check(test: ast.expr) -> bool:
             name = dotted_name(target)
             if name is not None and name.rsplit(".", 1)[-1] in _MODES:
                 return True
+    return False
+
+
+def _is_feature_probe(test: ast.expr, receivers: Collection[str]) -> bool:
+    """``if getattr(config, "target_parameters", []):`` or ``hasattr(config, "x")`` on an
+    object other than ``self``: the branch runs only for objects that have the feature, which
+    the code itself expects some not to have."""
+    for node in walk(test):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and (node.func.id == "hasattr" or len(node.args) == 3)
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in receivers)):
+            return True
     return False
 
 

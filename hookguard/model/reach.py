@@ -14,6 +14,7 @@ function), it is an entry point.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from hookguard.model.externals import KNOWN_EXTERNALS
@@ -79,9 +80,24 @@ def live_methods(
             continue
         live.add(name)
         for method in _implementations(classes, name):
-            pending.extend(c.name for c in method.calls if c.receiver in ("self", "cls", "super"))
-            pending.extend(method.self_reads)  # ``callback=self._on_done``: passed on from here
+            own = [c for c in method.calls if c.receiver in ("self", "cls", "super")]
+            reached = {c.name for c in own if not probed(c.condition)}
+            pending.extend(reached)
+            # ``callback=self._on_done``: passed on from here (a call's callee is read too:
+            # one made only under a feature probe passes nothing on)
+            pending.extend(method.self_reads - ({c.name for c in own} - reached))
     return frozenset(live)
+
+
+_PROBE = re.compile(r"\b(?:getattr|hasattr)\((?!(?:self|cls)\b)[^,()]+,\s*['\"]\w+['\"]")
+
+
+def probed(condition: str | None) -> bool:
+    """Whether a call runs only under a feature probe on another object (``if getattr(config,
+    "target_parameters", []):``): only for objects with a feature the code expects some to
+    lack, which no class's own code shows it gets. Negated parts run without the feature."""
+    return condition is not None and any(
+        _PROBE.search(part) and not part.startswith("not ") for part in condition.split(" and "))
 
 
 def _implementations(classes: list[ClassInfo], name: str) -> list[MethodRecord]:

@@ -11,6 +11,7 @@ from itertools import islice
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.project import ClassInfo, External, Node, Project
+from hookguard.model.reach import probed
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import (
     PassedKeyword,
@@ -551,6 +552,8 @@ def _proves(
         if any(_MODE_CHECK.search(part) and not part.startswith("not ")
                for part in call.condition.split(" and ")):
             return False  # only when TorchScript-scripted, traced, compiled or type-checked
+        if probed(call.condition):
+            return False  # only for objects with a feature some lack (``getattr(cfg, "x", [])``)
         flags = set(_SELF_NAME.findall(call.condition))
         for node in project.mro(info):
             if node is ancestor:
