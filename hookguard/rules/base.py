@@ -51,6 +51,7 @@ class References:
     project: Project | None = field(default=None, repr=False)
     _typed: dict[str, list[ClassInfo]] = field(default_factory=dict, repr=False)
     _typed_anywhere: set[str] = field(default_factory=set, repr=False)
+    _narrowing: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
     _self_users: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -92,9 +93,13 @@ class References:
         narrowed = self._typed.get(name)
         if narrowed is None:
             narrowed = self._typed[name] = []
-            for holder in project.classes.values():
-                if not holder.record.narrows or name not in holder.record.member_calls:
-                    continue
+            if self._narrowing is None:  # name -> the classes that narrow and call it
+                self._narrowing = {}
+                for holder in project.classes.values():
+                    if holder.record.narrows:
+                        for called in holder.record.member_calls:
+                            self._narrowing.setdefault(called, []).append(holder)
+            for holder in self._narrowing.get(name, ()):
                 for method in holder.record.methods.values():
                     for call in method.calls:
                         if call.receiver == "typed" and call.name == name:
