@@ -7,7 +7,7 @@ both trees share is parsed once (and usually comes from the cache).
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_blobs
 from hookguard.model.project import ClassInfo, Project
-from hookguard.model.records import FileRecord, MethodRecord, ParamKind
+from hookguard.model.records import FileRecord, MethodRecord
 from hookguard.model.sources import PathFilter
 from hookguard.model.untyped_calls import KeywordUse, keyword_uses
 from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
@@ -248,28 +248,27 @@ def added_calls(
     """The calls on ``self``/``cls`` that a change wrote into methods that were already there
     (code in use, not a new method nothing may call yet), by class, method, hook and shape."""
     added: set[tuple[str, str, str, tuple[object, ...]]] = set()
+    for after, old, method in _kept_methods(base, head):
+        had = {(c.name, call_shape(c)) for c in old.calls}
+        for call in method.calls:
+            if call.receiver in ("self", "cls") and (call.name, call_shape(call)) not in had:
+                added.add((after.fq, method.name, call.name, call_shape(call)))
+    return added
+
+
+def _kept_methods(
+    base: Project, head: Project
+) -> Iterator[tuple[ClassInfo, MethodRecord, MethodRecord]]:
+    """``(class in head, method before, method after)`` for each method that a class the change
+    touched had before and still has."""
     for fq, after in head.classes.items():
         before = base.classes.get(fq)
         if before is None or before.record is after.record:
             continue
         for name, method in after.record.methods.items():
             old = before.record.methods.get(name)
-            if old is None:
-                continue
-            had = {(c.name, call_shape(c)) for c in old.calls}
-            for call in method.calls:
-                if call.receiver in ("self", "cls") and (call.name, call_shape(call)) not in had:
-                    added.add((fq, name, call.name, call_shape(call)))
-    return added
-
-
-def _keyword_params(method: MethodRecord) -> frozenset[str]:
-    return frozenset(p.name for p in method.bound_params
-                     if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY))
-
-
-def _takes_any_keyword(method: MethodRecord) -> bool:
-    return any(p.kind is ParamKind.VAR_KEYWORD for p in method.params)
+            if old is not None:
+                yield after, old, method
 
 
 @dataclass(frozen=True)
@@ -295,27 +294,21 @@ def keyword_gains(base: Project, head: Project) -> dict[str, list[_Gain]]:
     that were already there."""
     gains: dict[str, list[_Gain]] = {}
     gainers: dict[tuple[str, str], list[ClassInfo]] = {}  # (method, keyword) -> widened classes
-    for fq, after in head.classes.items():
-        before = base.classes.get(fq)
-        if before is None or before.record is after.record:
+    for after, old, method in _kept_methods(base, head):
+        if old.params == method.params or old.takes_any_keyword:
             continue
-        for name, method in after.record.methods.items():
-            old = before.record.methods.get(name)
-            if old is None or old.params == method.params or _takes_any_keyword(old):
-                continue
-            any_new = _takes_any_keyword(method)
-            new = frozenset() if any_new else _keyword_params(method) - _keyword_params(old)
-            if not (new or any_new):
-                continue
-            owners = [after] if head.subclasses(after) else []
-            declaring = head.defining_ancestor(after, name)
-            if isinstance(declaring, ClassInfo):
-                owners.append(declaring)
-            for owner in owners:
-                gains.setdefault(name, []).append(
-                    _Gain(owner.fq, new, any_new, _keyword_params(old)))
-            for keyword in new:
-                gainers.setdefault((name, keyword), []).append(after)
+        name, any_new = method.name, method.takes_any_keyword
+        new = frozenset() if any_new else method.keyword_names - old.keyword_names
+        if not (new or any_new):
+            continue
+        owners = [after] if head.subclasses(after) else []
+        declaring = head.defining_ancestor(after, name)
+        if isinstance(declaring, ClassInfo):
+            owners.append(declaring)
+        for owner in owners:
+            gains.setdefault(name, []).append(_Gain(owner.fq, new, any_new, old.keyword_names))
+        for keyword in new:
+            gainers.setdefault((name, keyword), []).append(after)
     for (name, keyword), classes in gainers.items():
         if len(classes) < 2:
             continue
@@ -408,29 +401,27 @@ def _speaks_for_a_family(use: KeywordUse, record: FileRecord | None, head: Proje
 def call_changes(base: Project, head: Project) -> list[CallChange]:
     """Signature changes and newly passed keywords at the base's own call sites."""
     changes: list[CallChange] = []
-    for fq, after in head.classes.items():
-        before = base.classes.get(fq)
-        if before is None or before.record is after.record or not head.subclasses(after):
+    for after, old, method in _kept_methods(base, head):
+        if not head.subclasses(after):
             continue
-        for name, method in after.record.methods.items():
-            old = before.record.methods.get(name)
-            if old is not None and old.params != method.params:
-                changes.append(CallChange(fq, name, f"signature {old.signature()} -> "
-                                          f"{method.signature()}", after.file.path,
-                                          method.def_line))
-            old_keywords: dict[str, set[str]] = {}
-            for call in old.calls if old is not None else ():
-                old_keywords.setdefault(call.name, set()).update(call.keywords)
-            for call in method.calls:
-                if call.receiver not in ("self", "cls", "super"):
-                    continue
-                added = [k for k in call.keywords if k not in old_keywords.get(call.name, set())]
-                if added and call.name in old_keywords:
-                    changes.append(CallChange(
-                        fq, call.name,
-                        f"{after.name}.{name} now passes " + ", ".join(f"{k}=" for k in added),
-                        after.file.path, call.line,
-                    ))
+        fq, name = after.fq, method.name
+        if old.params != method.params:
+            changes.append(CallChange(fq, name, f"signature {old.signature()} -> "
+                                      f"{method.signature()}", after.file.path,
+                                      method.def_line))
+        old_keywords: dict[str, set[str]] = {}
+        for call in old.calls:
+            old_keywords.setdefault(call.name, set()).update(call.keywords)
+        for call in method.calls:
+            if call.receiver not in ("self", "cls", "super"):
+                continue
+            added = [k for k in call.keywords if k not in old_keywords.get(call.name, set())]
+            if added and call.name in old_keywords:
+                changes.append(CallChange(
+                    fq, call.name,
+                    f"{after.name}.{name} now passes " + ", ".join(f"{k}=" for k in added),
+                    after.file.path, call.line,
+                ))
     return changes
 
 

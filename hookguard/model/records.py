@@ -118,6 +118,17 @@ class MethodRecord:
             return self.params[1:]
         return self.params
 
+    @property
+    def keyword_names(self) -> frozenset[str]:
+        """The parameters a caller can pass by keyword (``**kwargs`` aside)."""
+        return frozenset(p.name for p in self.bound_params
+                         if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY))
+
+    @property
+    def takes_any_keyword(self) -> bool:
+        """It has ``**kwargs``."""
+        return any(p.kind is ParamKind.VAR_KEYWORD for p in self.params)
+
     def signature(self) -> str:
         """``name(self, a, /, b=..., *, c=..., **kw)``, as written."""
         parts: list[str] = []

@@ -211,10 +211,7 @@ class SignatureDrift(Rule):
                 "keyword_only": by_keyword,
                 "fixable": fixable,
                 "reason": None if fixable else "the calls need more than added keywords",
-                "calls": [
-                    {"path": loc.path, "line": loc.line, "column": loc.column,
-                     "message": loc.message} for loc in sites
-                ],
+                "calls": _call_evidence(sites),
                 "fix": "accept " + ", ".join(unexpected) if unexpected else "match the call",
             },
             related=sites,
@@ -230,10 +227,9 @@ class SignatureDrift(Rule):
     ) -> Finding | None:
         """The change taught a base's hook a keyword and passes it to that hook elsewhere
         (:class:`~hookguard.rules.base.PassedKeyword`); ``info``'s override cannot take it."""
-        if method.kind is MethodKind.PROPERTY or _accepts_any_keyword(method):
+        if method.kind is MethodKind.PROPERTY or method.takes_any_keyword:
             return None
-        accepted = {p.name for p in method.bound_params
-                    if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
+        accepted = method.keyword_names
         ancestors = project.ancestors(info)
         failing = [
             p for p in passed
@@ -273,10 +269,7 @@ class SignatureDrift(Rule):
                 "keyword_only": True,
                 "fixable": True,
                 "reason": None,
-                "calls": [
-                    {"path": loc.path, "line": loc.line, "column": loc.column,
-                     "message": loc.message} for loc in sites
-                ],
+                "calls": _call_evidence(sites),
                 "fix": "accept " + ", ".join(missing),
             },
             related=sites,
@@ -340,8 +333,7 @@ class SignatureDrift(Rule):
                     "keyword_only": all(n in call.keywords for n in result.unexpected),
                     "fixable": fixable,
                     "reason": None if fixable else "the call needs more than added keywords",
-                    "calls": [{"path": site.path, "line": site.line, "column": site.column,
-                               "message": site.message}],
+                    "calls": _call_evidence([site]),
                     "fix": "accept " + ", ".join(result.unexpected) if result.unexpected
                     else "match the call",
                 },
@@ -563,8 +555,10 @@ def _proves(
     return True
 
 
-def _accepts_any_keyword(method: MethodRecord) -> bool:
-    return any(p.kind is ParamKind.VAR_KEYWORD for p in method.params)
+def _call_evidence(sites: list[Location]) -> list[dict[str, object]]:
+    """The failing call sites as a finding's ``evidence["calls"]``."""
+    return [{"path": loc.path, "line": loc.line, "column": loc.column, "message": loc.message}
+            for loc in sites]
 
 
 def _wrapping_decorator(method: MethodRecord) -> str | None:
