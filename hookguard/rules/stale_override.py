@@ -113,7 +113,7 @@ class StaleOverride(Rule):
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name in duck:
                     continue
-                if method.name not in inherited:
+                if method.name not in inherited and not self._runs_anyway(ctx, info, method):
                     candidates.append((info, method))
         yield from self._undispatched(ctx)
         if not candidates:
@@ -162,6 +162,26 @@ class StaleOverride(Rule):
                 )
                 if found is not None:
                     yield found
+
+    def _runs_anyway(self, ctx: RuleContext, info: ClassInfo, method: MethodRecord) -> bool:
+        """Whether the method is reached whatever its bases once defined: then no evidence
+        makes it stale, and none is gathered (history is the costly part of a cold run)."""
+        name, refs = method.name, ctx.references
+        if any(name in a.record.self_refs for a in ctx.project.ancestors(info)
+               if isinstance(a, ClassInfo)):
+            return True  # a base still calls it on self: the override runs
+        if name.startswith("test") and _is_test_class(ctx, info):
+            return True  # a test runner collects it by its own name
+        if name in refs.code_attributes and name not in refs.strings and refs.outside(
+            name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other)
+        ) is not None:
+            return True  # ``obj.name(...)`` outside the class: live code
+        return refs.typed_reaches(name, info)  # ``if isinstance(x, Base): x.name(...)``
+
+    @staticmethod
+    def _defined_in_line(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
+        return isinstance(ctx.project.defining_ancestor(info, name), ClassInfo) or (
+            name in info.record.methods)
 
     # -- evidence ---------------------------------------------------------------------------
     def _gather(
@@ -242,10 +262,7 @@ class StaleOverride(Rule):
         ):
             return None  # a test defines the removed hook to see the framework refuse it
         outside = ctx.references.outside(
-            name, ctx.family(info),
-            lambda other: isinstance(ctx.project.defining_ancestor(info, other), ClassInfo)
-            or other in info.record.methods,
-        )
+            name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other))
         if outside is not None and evidence.change is not None and evidence.change.refused and (
             name in ctx.references.strings
         ):
@@ -253,19 +270,9 @@ class StaleOverride(Rule):
         own_users = [c for c in ctx.family_self_refs(info, name)
                      if c is not info or _uses_itself(info, method)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
-        if any(name in a.record.self_refs for a in ancestors):
-            return None  # a base still calls it on self: the override runs
         reasons = [outside] if outside else []
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
-        if name.startswith("test") and _is_test_class(ctx, info):
-            return None  # a test runner collects it by its own name: it runs
-        if outside is not None and name in ctx.references.code_attributes and (
-            name not in ctx.references.strings
-        ):
-            return None  # ``obj.name(...)`` outside the class: live code, whatever the base did
-        if ctx.references.typed_reaches(name, info):
-            return None  # ``if isinstance(x, Base): x.name(...)``: called for this class's line
         hidden = ctx.project.unknown_before(info, evidence.ancestor, name)
         if hidden is not None:
             reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
