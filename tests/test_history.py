@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hookguard.git.blobs import PARALLEL_THRESHOLD, BlobJob, classes_of, def_pairs, parallel_map
-from hookguard.git.history import _LOG_FORMAT, HistoryIndex
-from hookguard.git.repo import GitError, Repo
+from hookguard.git.history import HistoryIndex
+from hookguard.git.repo import Repo
 from hookguard.model.extract import extract
 from tests.conftest import GitRepo
 
@@ -57,36 +57,21 @@ def _history(repo: GitRepo) -> None:
     repo.commit("Copy core.py", {"pkg/copy.py": (repo.root / "pkg/core.py").read_text()})
 
 
-def test_split_walk_writes_the_same_bytes_as_one_git_log(
-    git_repo: Callable[..., GitRepo]
-) -> None:
+def test_the_walk_finds_what_a_walk_per_file_finds(git_repo: Callable[..., GitRepo]) -> None:
+    """Against ``git log --follow -p`` of each file alone (the fallback), on a history with a
+    rename, a side branch merged back and a Python 2 file; a copy is its own file."""
     repo = git_repo()
     _history(repo)
     index = HistoryIndex(Repo(repo.root))
-    paths = ["pkg/core.py", "pkg/base.py", "pkg/old.py", "pkg/copy.py"]
-    whole = index.repo.git("log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff",
-                           _LOG_FORMAT, "--", *paths)
-    assert b"rename from pkg/base.py" in whole and whole.count(b"\x1e") >= 6
-    for chunk_size in (1, 2, 3, 1000):
-        assert index._log_patches(paths, chunk_size=chunk_size, workers=2) == whole
-    assert index._log_patches(paths, workers=1) == whole
-    assert index._log_patches(["no/such/file.py"], chunk_size=1, workers=2) == b""
-
-
-def test_git_lines_streams_and_reports_failure(git_repo: Callable[..., GitRepo]) -> None:
-    repo = git_repo()
-    _history(repo)
-    lines = list(Repo(repo.root).git_lines("log", "--format=%H"))
-    assert lines == repo.git("log", "--format=%H").encode().split()
-    try:
-        list(Repo(repo.root).git_lines("log", "no-such-revision", "--"))
-    except GitError as exc:
-        assert "no-such-revision" in str(exc)
-    else:
-        raise AssertionError("a failing git command must raise GitError")
-    first = Repo(repo.root).git_lines("log", "--format=%H")
-    assert next(first) == lines[0]
-    first.close()  # stops the command; nothing left running or raised
+    names = {"setup", "step", "close", "advance", "never"}
+    paths = ["pkg/core.py", "pkg/old.py", "pkg/copy.py"]
+    together = index._scan_many({path: names for path in paths})
+    for path in paths[:2]:
+        alone = index._scan(path, names)
+        assert sorted(together[path], key=repr) == sorted(alone, key=repr), path
+    assert {r.name for r in together["pkg/core.py"]} == {"setup", "step", "close"}
+    assert together["pkg/copy.py"] == []  # created by a copy: core.py's past is not its own
+    assert index._scan_many({"no/such/file.py": names}) == {"no/such/file.py": []}
 
 
 SOURCES = {

@@ -1,35 +1,21 @@
-"""The patch walk writes a commit's patch a few paths at a time (``HistoryIndex._log_patches``):
-joined again it must be the same bytes as one ``git log -p -U0 -M -- <paths>``, whatever the
-commits did to the paths (renames, type changes, a file turned directory, files of several
-path groups in one commit) and whatever the user's diff settings."""
+"""The history walk (``HistoryIndex._scan_many``): one ``git log --raw`` of the whole history,
+each file followed back through its renames, and ``-U0`` patches of just the commits that
+modified a file asked about. What it must find: every removed ``def`` of a wanted name, in the
+commit and under the path where it happened, on every branch, and nothing from a different
+file that once had the same name."""
 
 from __future__ import annotations
 
-import os
+import codecs
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from hookguard.git.history import _LOG_FORMAT, HistoryIndex, _parse_commits
+from hookguard.git.history import HistoryIndex, _parse_commits
 from hookguard.git.repo import Repo
 from tests.conftest import GitRepo
-
-# Paths whose sorted order and git's tree order could disagree if either were got wrong.
-ORDERED = ["pkg/a-b.py", "pkg/a.b/c.py", "pkg/a.py", "pkg/a/b.py", "pkg/a0.py", "pkg/z.py"]
-
-
-class _Recording(Repo):
-    """A real repository that notes the git subcommands it runs."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.commands: list[str] = []
-
-    def git(self, *args: str, input_: bytes | None = None) -> bytes:
-        self.commands.append(args[0])
-        return super().git(*args, input_=input_)
 
 
 def _methods(name: str, *methods: str) -> str:
@@ -37,89 +23,144 @@ def _methods(name: str, *methods: str) -> str:
     return f"class {name}:\n{body}"
 
 
-def _history(repo: GitRepo) -> None:
-    repo.commit("root", {path: _methods("C" + str(n), "a", "b") for n, path in
-                         enumerate(ORDERED)})
-    repo.commit("every path at once", {path: _methods("C" + str(n), "a", "c") for n, path in
-                                       enumerate(ORDERED)})
-    repo.git("mv", "pkg/z.py", "pkg/y.py")
-    repo.commit("rename z to y, inside the paths")
-    (repo.root / "pkg/a0.py").unlink()
-    repo.commit("a0 moves out of the paths", {"other/a0.py": _methods("C4", "a", "c")})
-    (repo.root / "pkg/a.py").unlink()
-    repo.commit("a.py becomes a directory", {"pkg/a.py/inner.py": _methods("In", "x")})
-    repo.commit("change under the directory", {"pkg/a.py/inner.py": _methods("In", "y")})
-    repo.git("checkout", "-q", "-b", "side")
-    repo.commit("side edit", {"pkg/a-b.py": _methods("C0", "side")})
-    repo.git("checkout", "-q", "main")
-    repo.commit("main edit", {"pkg/a/b.py": _methods("C3", "main"),
-                              "pkg/a.b/c.py": _methods("C1", "main")})
-    repo.git("merge", "-q", "--no-edit", "side")
-    (repo.root / "pkg/y.py").unlink()
-    os.symlink("a-b.py", repo.root / "pkg/y.py")
-    repo.commit("y becomes a link")
-    repo.commit("a deletion and an unrelated addition",
-                {"pkg/new.py": _methods("New", "n")})
-    (repo.root / "pkg/new.py").unlink()
-    repo.commit("drop new.py", {"pkg/a-b.py": _methods("C0", "last")})
-
-
-def _single(repo: Repo, paths: Sequence[str]) -> bytes:
-    return repo.git("log", "-p", "-U0", "-M", "--no-color", "--no-ext-diff", _LOG_FORMAT,
-                    "--", *paths)
-
-
-PATHS = [*ORDERED, "pkg/y.py", "pkg/new.py"]
-
-
-@pytest.mark.parametrize("settings", [(), ("diff.algorithm", "histogram"),
-                                      ("diff.renames", "false")])
-def test_patches_by_path_group_join_to_the_single_log(
-    git_repo: Callable[..., GitRepo], settings: tuple[str, ...]
-) -> None:
-    repo = git_repo()
-    _history(repo)
-    if settings:
-        repo.git("config", *settings)
+def _found(repo: GitRepo, wanted: dict[str, set[str]], **settings: int) -> dict[
+    str, list[tuple[str, str, str, str]]
+]:
+    """Each file's removals: (commit subject, old path, new path, name), newest first."""
     index = HistoryIndex(Repo(repo.root))
-    whole = _single(index.repo, PATHS)
-    assert b"rename from pkg/z.py" in whole and b"new file mode 120000" in whole
-    assert b"pkg/a.py/inner.py" in whole and whole.count(b"\x1e") == 12
-    for chunk_size in (1, 3, 1000):
-        for group_size in (1, 2, 100):
-            for workers in (1, 2):
-                got = index._log_patches(PATHS, chunk_size=chunk_size, workers=workers,
-                                         group_size=group_size)
-                assert got == whole, (chunk_size, group_size, workers)
+    if settings:
+        touches, _ = index._walk(wanted, **settings)
+        assert touches  # the walk itself, with these settings, as _scan_many runs it
+    removals = index._scan_many(wanted)
+    return {path: [(r.subject, r.old_path, r.new_path, r.name) for r in found]
+            for path, found in removals.items()}
 
 
-def test_only_odd_commits_are_written_with_every_path(git_repo: Callable[..., GitRepo]) -> None:
+def test_removals_on_the_main_line_through_renames(git_repo: Callable[..., GitRepo]) -> None:
     repo = git_repo()
-    _history(repo)
-    recording = _Recording(repo.root)
-    index = HistoryIndex(recording)
-    recording.commands.clear()
-    index._log_patches(PATHS, chunk_size=1000, workers=1, group_size=1)
-    # One raw listing, then one patch process per path changed in a plain way, and one for
-    # the commits that renamed, retyped or reshaped a path (with the whole pathspec).
-    assert recording.commands.count("diff-tree") == 1
-    assert recording.commands.count("log") == 1 + len(ORDERED) + 1
+    rest = [f"m{n}" for n in range(12)]  # enough unchanged text for git to see the rename
+    repo.commit("root", {"pkg/base.py": _methods("Base", "a", "b", "c", *rest),
+                         "pkg/other.py": _methods("Other", "a")})
+    repo.commit("drop a", {"pkg/base.py": _methods("Base", "b", "c", *rest)})
+    repo.git("mv", "pkg/base.py", "pkg/core.py")
+    repo.commit("move base to core")
+    repo.git("mv", "pkg/core.py", "pkg/engine.py")
+    repo.write({"pkg/engine.py": _methods("Base", "c", *rest)})
+    repo.commit("move core to engine, dropping b")
+    repo.commit("drop c", {"pkg/engine.py": _methods("Base", *rest),
+                           "pkg/other.py": _methods("Other")})
+    got = _found(repo, {"pkg/engine.py": {"a", "b", "c", "zzz"}, "pkg/other.py": {"a"}})
+    assert got["pkg/engine.py"] == [
+        ("drop c", "pkg/engine.py", "pkg/engine.py", "c"),
+        ("move core to engine, dropping b", "pkg/core.py", "pkg/engine.py", "b"),
+        ("drop a", "pkg/base.py", "pkg/base.py", "a"),
+    ]
+    assert got["pkg/other.py"] == [("drop c", "pkg/other.py", "pkg/other.py", "a")]
 
 
-def test_a_path_git_would_read_as_a_pattern_takes_the_single_log(
+def test_a_path_re_created_after_its_file_moved_away(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    repo.commit("root", {"pkg/x.py": _methods("X", "old", "kept")})
+    repo.commit("X drops old", {"pkg/x.py": _methods("X", "kept")})
+    repo.git("mv", "pkg/x.py", "pkg/y.py")
+    repo.commit("move x to y")
+    repo.commit("a new x", {"pkg/x.py": _methods("X", "fresh", "other")})
+    repo.commit("new X drops fresh", {"pkg/x.py": _methods("X", "other")})
+    got = _found(repo, {"pkg/x.py": {"old", "fresh"}, "pkg/y.py": {"old", "fresh"}})
+    assert got["pkg/x.py"] == [("new X drops fresh", "pkg/x.py", "pkg/x.py", "fresh")]
+    assert got["pkg/y.py"] == [("X drops old", "pkg/x.py", "pkg/x.py", "old")]
+
+
+def test_an_imported_history_does_not_end_the_main_line(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """A root commit merged in later (an imported repository) creates the path on its own
+    branch only: the main line's older removals still count."""
+    repo = git_repo()
+    repo.commit("root", {"pkg/base.py": _methods("Base", "a", "b")})
+    repo.commit("drop a", {"pkg/base.py": _methods("Base", "b")})
+    repo.git("checkout", "-q", "--orphan", "imported")
+    repo.git("rm", "-rq", "--cached", ".")
+    repo.commit("imported root", {"pkg/base.py": _methods("Base", "b", "imported")})
+    repo.git("checkout", "-q", "-f", "main")
+    repo.git("merge", "-q", "--allow-unrelated-histories", "-s", "ours", "--no-edit",
+             "imported")
+    repo.commit("drop b", {"pkg/base.py": _methods("Base")})
+    got = _found(repo, {"pkg/base.py": {"a", "b", "imported"}})
+    assert got["pkg/base.py"] == [("drop b", "pkg/base.py", "pkg/base.py", "b"),
+                                  ("drop a", "pkg/base.py", "pkg/base.py", "a")]
+
+
+def test_a_branch_merged_after_a_rename_is_read_under_the_old_name(
     git_repo: Callable[..., GitRepo]
 ) -> None:
     repo = git_repo()
-    repo.commit("one", {"pkg/[x].py": _methods("A", "a"), "pkg/x.py": _methods("B", "a")})
-    repo.commit("two", {"pkg/[x].py": _methods("A", "b"), "pkg/x.py": _methods("B", "b")})
-    recording = _Recording(repo.root)
-    index = HistoryIndex(recording)
-    paths = ["pkg/[x].py"]
-    whole = _single(recording, paths)
-    assert b"pkg/x.py" in whole  # git read the brackets as a pattern
-    recording.commands.clear()
-    assert index._log_patches(paths, chunk_size=1, workers=2) == whole
-    assert recording.commands == ["log"]
+    repo.commit("root", {"pkg/sets.py": _methods("Set", "reduce", "union", "x1", "x2", "x3")})
+    repo.git("checkout", "-q", "-b", "side")
+    repo.commit("side drops reduce", {"pkg/sets.py": _methods("Set", "union", "x1", "x2",
+                                                              "x3")})
+    repo.git("checkout", "-q", "main")
+    repo.git("mv", "pkg/sets.py", "pkg/core_sets.py")
+    repo.commit("move sets")
+    repo.git("merge", "-q", "--no-edit", "side")
+    assert "reduce" not in (repo.root / "pkg/core_sets.py").read_text()
+    got = _found(repo, {"pkg/core_sets.py": {"reduce", "union"}})
+    assert got["pkg/core_sets.py"] == [("side drops reduce", "pkg/sets.py", "pkg/sets.py",
+                                        "reduce")]
+
+
+@pytest.mark.parametrize("settings", [{"wave_size": 1, "workers": 1, "group_size": 1},
+                                      {"wave_size": 2, "workers": 2, "group_size": 2},
+                                      {"wave_size": 1000, "workers": 2, "group_size": 100}])
+def test_odd_paths_and_batching_change_nothing(
+    git_repo: Callable[..., GitRepo], settings: dict[str, int]
+) -> None:
+    """Paths git would read as patterns, quoted in patch headers, or ambiguous there; files
+    changed together; the walk's waves, path groups and workers of any size."""
+    paths = ["pkg/[x].py", "pkg/x.py", "pkg/t\u00e9 st.py", "pkg/a b/c.py", "pkg/q\"uote.py",
+             "pkg/a.py", "pkg/a-b.py", "pkg/a/b.py"]
+    repo = git_repo()
+    repo.commit("root", {p: _methods("C", "one", "two", "three") for p in paths})
+    for n, path in enumerate(paths):
+        repo.commit(f"edit {n}", {path: _methods("C", "two", "three", f"new{n}")})
+    repo.commit("all at once", {p: _methods("C", "three") for p in paths})
+    wanted = {p: {"one", "two"} for p in paths}
+    expected = {path: [("all at once", path, path, "two"), (f"edit {n}", path, path, "one")]
+                for n, path in enumerate(paths)}
+    assert _found(repo, wanted) == expected
+    assert _found(repo, wanted, **settings) == expected
+
+
+def test_patch_settings_of_the_repository_change_nothing(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("root", {"pkg/a.py": _methods("A", "one", "two"),
+                         "pkg/b.py": _methods("B", "one", "two")})
+    repo.git("mv", "pkg/b.py", "pkg/c.py")
+    repo.write({"pkg/c.py": _methods("B", "two"), "pkg/a.py": _methods("A", "two")})
+    repo.commit("move b, drop one")
+    wanted = {"pkg/a.py": {"one"}, "pkg/c.py": {"one"}}
+    expected = _found(repo, wanted)
+    assert expected["pkg/c.py"] == [("move b, drop one", "pkg/b.py", "pkg/c.py", "one")]
+    for setting in (("diff.algorithm", "histogram"), ("diff.renames", "false"),
+                    ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true"),
+                    ("core.quotePath", "false")):
+        repo.git("config", *setting)
+        assert _found(repo, wanted) == expected, setting
+
+
+def test_git_records_streams_and_reports_failure(git_repo: Callable[..., GitRepo]) -> None:
+    repo = git_repo()
+    for n in range(3):
+        repo.commit(f"c{n}", {"a.py": f"x = {n}\n"})
+    records = list(Repo(repo.root).git_records("log", "--format=%x1e%H", separator=b"\x1e"))
+    assert [r.strip() for r in records] == repo.git("log", "--format=%H").encode().split()
+    with pytest.raises(Exception, match="no-such-revision"):
+        list(Repo(repo.root).git_records("log", "no-such-revision", "--", separator=b"\x1e"))
+    first = Repo(repo.root).git_records("log", "--format=%x1e%H", separator=b"\x1e")
+    assert next(first).strip() == records[0].strip()
+    first.close()  # stops the command; nothing left running or raised
 
 
 _Read = tuple[str, str, bool, list[str]]  # old path, new path, created, removed names
@@ -128,7 +169,7 @@ _Read = tuple[str, str, bool, list[str]]  # old path, new path, created, removed
 def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read]]]:
     """The patch read one line at a time (how the walk was first read): the reference."""
     define = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-    header = re.compile(rb"^diff --git a/(.*) b/(.*)$")
+    header = re.compile(rb'^diff --git (?:a/(.*) b/(.*)|"a/(.*)" "b/(.*)")$')
     commits: list[tuple[str, list[_Read]]] = []
     for chunk in out.split(b"\x1e")[1:]:
         head, _, patch = chunk.partition(b"\n")
@@ -138,8 +179,12 @@ def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read
         for line in patch.split(b"\n"):
             if line.startswith(b"diff --git"):
                 match = header.match(line)
-                if match:
+                if match and match.group(1) is not None:
                     files.append((match.group(1).decode(), match.group(2).decode(), False, []))
+                elif match:
+                    old, new = (codecs.escape_decode(match.group(n))[0].decode()
+                                for n in (3, 4))
+                    files.append((old, new, False, []))
             elif line.startswith(b"new file mode") and files:
                 files[-1] = (files[-1][0], files[-1][1], True, files[-1][3])
             elif (found := define.match(line)) and files:
@@ -154,8 +199,11 @@ def test_patch_reading_agrees_with_reading_line_by_line(
     git_repo: Callable[..., GitRepo]
 ) -> None:
     repo = git_repo()
-    _history(repo)
-    out = _single(Repo(repo.root), PATHS)
+    repo.commit("root", {"pkg/a.py": _methods("A", "a", "b", "c"),
+                         "pkg/b.py": _methods("B", "x", "y")})
+    repo.commit("edit", {"pkg/a.py": _methods("A", "c"), "pkg/b.py": _methods("B", "y")})
+    out = Repo(repo.root).git("log", "-p", "-U0", "-M", "--no-color",
+                              "--format=%x1e%H%x1f%h%x1f%ct%x1f%s")
     # Lines a reader could get wrong: whitespace of every kind inside the line (not across
     # it), a quoted header, a def that is only text, a header word inside a removed line.
     out += (b"\x1eabc\x1fabc\x1f1\x1fcrafted\n\ndiff --git a/p.py b/p.py\n"
@@ -164,28 +212,27 @@ def test_patch_reading_agrees_with_reading_line_by_line(
             b'diff --git "a/t\\303\\251.py" "b/t\\303\\251.py"\nnew file mode 100644\n'
             b"-def after_quoted(self):\n\x1eshort\n"
             b"\x1edef\x1fdef\x1f2\x1fno blank line\ndiff --git a/r.py b/r.py\n-def first(x):")
-    names = {b"a", b"b", b"c", b"x", b"y", b"main", b"side", b"last", b"n", b"spaced",
-             b"split", b"commented", b"after_quoted", b"first"}
+    names = {b"a", b"b", b"c", b"x", b"y", b"spaced", b"split", b"commented",
+             b"after_quoted", b"first"}
     got = [(c.commit, [(f.old_path, f.new_path, f.created, list(f.removed)) for f in c.files])
            for c in _parse_commits(out, names)]
     assert got == _parse_by_line(out, names)
-    assert dict(got)["abc"] == [("p.py", "p.py", True, ["spaced", "after_quoted"])]
+    assert dict(got)["abc"] == [("p.py", "p.py", False, ["spaced"]),
+                                ("t\u00e9.py", "t\u00e9.py", True, ["after_quoted"])]
     assert dict(got)["def"] == [("r.py", "r.py", False, ["first"])]
     assert any(read[3] for _, files in got[:-2] for read in files)  # the history's removals
 
 
-def test_pathspec_settings_in_the_environment_take_the_single_log(
-    git_repo: Callable[..., GitRepo], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_shallow_clone_walks_what_it_has(git_repo: Callable[..., GitRepo],
+                                          tmp_path: Path) -> None:
     repo = git_repo()
-    _history(repo)
-    recording = _Recording(repo.root)
-    index = HistoryIndex(recording)
-    recording.commands.clear()
-    monkeypatch.setenv("GIT_ICASE_PATHSPECS", "1")  # git would match PKG/Z.PY to pkg/z.py
-    assert index._log_patches(PATHS, chunk_size=1, workers=2) == _single(recording, PATHS)
-    assert recording.commands == ["log", "log"]
-    monkeypatch.delenv("GIT_ICASE_PATHSPECS")
-    recording.commands.clear()
-    index._log_patches(PATHS, chunk_size=1000, workers=1)
-    assert "diff-tree" in recording.commands
+    repo.commit("root", {"pkg/a.py": _methods("A", "a", "b", "c")})
+    repo.commit("drop a", {"pkg/a.py": _methods("A", "b", "c")})
+    repo.commit("drop b", {"pkg/a.py": _methods("A", "c")})
+    shallow = tmp_path / "shallow"
+    GitRepo(tmp_path / "unused").git("clone", "-q", "--depth", "2",
+                                     f"file://{repo.root}", str(shallow))
+    index = HistoryIndex(Repo(shallow))
+    found = index._scan_many({"pkg/a.py": {"a", "b"}})
+    assert [(r.subject, r.name) for r in found["pkg/a.py"]] == [("drop b", "b")]
+    assert not index.errors

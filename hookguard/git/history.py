@@ -1,17 +1,18 @@
 """History evidence: which methods a class once defined, and which commit removed or renamed them.
 
-Cost is bounded by design: history is read for ancestor *files* (never per candidate method),
-scanning ``-U0`` patches for removed ``def`` lines of the candidate names only, then one
-``cat-file --batch`` for the before/after blobs of just the commits that removed a candidate.
-All ancestor files share one history walk (``git log -p -U0 -M -- <files>``), with earlier
-names of renamed files included.
+Cost is bounded by design: history is read for ancestor *files* (never per candidate method).
+One ``git log --raw`` of the whole history (no pathspec: matching one against every tree of a
+long history costs more than the walk) follows each file back through its renames; ``-U0``
+patches of just the commits that modified one are scanned for removed ``def`` lines of the
+candidate names; then one ``cat-file --batch`` reads the before/after blobs of just the
+commits that removed a candidate.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -25,7 +26,6 @@ from hookguard.model.records import ClassRecord
 
 __all__ = ["HistoryIndex", "HistoryStore", "HookChange", "pair_renames"]
 
-_DIFF_HEADER = re.compile(rb"^diff --git a/(.*) b/(.*)$")
 # In a patch: a file's header line, a created file's mode line, or a removed ``def`` line
 # (its name); ``[^\S\n]`` is whitespace within the line.
 _PATCH_LINE = re.compile(  # each match starts at the newline before the line
@@ -33,16 +33,21 @@ _PATCH_LINE = re.compile(  # each match starts at the newline before the line
     rb"|-[^\S\n]*(?:async[^\S\n]+)?def[^\S\n]+([A-Za-z_][A-Za-z0-9_]*)[^\S\n]*\()"
 )
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
-_PATHS_PER_CALL = 500
-_COMMITS_PER_CHUNK = 1500
-_PATHS_PER_PATCH = 12  # paths per patch-writing process (see HistoryIndex._log_patches)
-# Pathspec magic and wildcards: git would not read such a path literally; one command then.
-_PATHSPEC_MAGIC = re.compile(rb"^:|[*?\[\\]")
-_PATHSPEC_SETTINGS = ("GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-                      "GIT_LITERAL_PATHSPECS")
-_RAW = re.compile(  # a commit's id, or one change: status and path
-    rb"\x1e([0-9a-f]+)\0|:[0-7]+ [0-7]+ [0-9a-f]+ [0-9a-f]+ ([A-Z])[0-9]*\0([^\0]*)\0")
+_MODIFIED_PER_WAVE = 2000  # commits whose patches are asked for while the walk goes on
+_PATHS_PER_PATCH = 12  # paths per patch-writing process (see HistoryIndex._walk)
+# One commit of the walk (``--format=%x1e%H%x1f%h%x1f%ct%x1f%P%x1f%s``, ``--raw -z``): its header,
+# then each change: status (with a rename's score) and path, or old and new paths.
+_RECORD_HEAD = re.compile(
+    rb"([0-9a-f]+)\x1f([0-9a-f]+)\x1f([0-9]*)\x1f([0-9a-f ]*)\x1f([^\0]*)\0")
+_RAW_CHANGE = re.compile(
+    rb":[0-7]+ [0-7]+ [0-9a-f]+ [0-9a-f]+ (?:([RC])([0-9]*)\0([^\0]*)\0|([A-Z])[0-9]*\0)([^\0]*)\0")
+_QUOTED = re.compile(rb'"((?:[^"\\]|\\.)*)"')
+_ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
+_ESCAPES = {b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
+            b"v": b"\v"}
 _LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
+# How every patch is written, whatever the user's diff settings: what ``_read_patch`` reads.
+_PATCH = ("-p", "-U0", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/")
 
 
 def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -> bool:
@@ -318,8 +323,7 @@ class HistoryIndex:
         patch = self._commit_patches.get(commit)
         if patch is None:
             try:
-                patch = self.repo.git("show", "--format=", "-U0", "--no-color", "--no-ext-diff",
-                                      commit, "--", "*.py")
+                patch = self.repo.git("show", "--format=", *_PATCH, commit, "--", "*.py")
             except GitError:
                 patch = b""
             self._commit_patches[commit] = patch
@@ -414,192 +418,98 @@ class HistoryIndex:
             return False
         return True
 
-    def _previous_names(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """Every name each path had, newest first, following renames back (each path on its
-        own: the answer for one never depends on which others are asked about)."""
-        lineages = {p: [p] for p in paths}
-        if not lineages:
-            return lineages
-        out = self._renames()
-        if out is None:
-            return lineages
-        renames: list[tuple[str, str]] = []  # (old, new), newest first
-        for chunk in out.split(b"\x1e")[1:]:
-            fields = [f for f in chunk.strip(b"\n\0").split(b"\0") if f]
-            for index in range(0, len(fields) - 2, 3):
-                status, old, new = fields[index: index + 3]
-                if status.startswith(b"R"):
-                    renames.append((old.decode(errors="surrogateescape"),
-                                    new.decode(errors="surrogateescape")))
-        for lineage in lineages.values():
-            for before, after in renames:
-                if after == lineage[-1] and before not in lineage:
-                    lineage.append(before)
-        return lineages
-
-    def _renames(self) -> bytes | None:
-        """Every rename in the history, newest first (stored per HEAD: one walk per commit)."""
-        try:
-            head = self.repo.resolve("HEAD")
-        except GitError:
-            head = ""
-        key = f"renames:{head}"
-        stored = self.store.get_history(key) if self.store is not None and head else None
-        if isinstance(stored, bytes):
-            return stored
-        try:
-            out = self.repo.git("log", "-M", "--diff-filter=R", "--name-status", "-z",
-                                "--format=%x1e")
-        except GitError as exc:
-            self.errors.append(f"history: renames unavailable ({exc})")
-            return None
-        if self.store is not None and head:
-            self.store.put_history(key, out)
-        return out
-
     def _scan_many(self, names_by_path: Mapping[str, set[str]]) -> dict[str, list[_Removal]]:
-        """Removed ``def`` lines of the wanted names in many files, in few history walks.
+        """Removed ``def`` lines of the wanted names in many files: one walk of the whole
+        history, then patches of just the commits that modified those files.
 
-        Earlier names of each file (found through renames) are walked too, so the history of a
-        moved base class is complete; rename commits are diffed as renames, not as deletions.
-        Walking back, a path stops belonging to a file where that file was created, so a file
-        later re-created under a moved file's old name never takes the moved file's history.
+        The walk (``git log -M --raw``, no pathspec) names every file each commit changed and
+        every rename, so each file is followed back through its earlier names; walking back, a
+        path stops belonging to a file where that file was created, so a file later
+        re-created under a moved file's old name never takes the moved file's history.
         """
         if not names_by_path:
             return {}
-        lineages = self._previous_names(names_by_path)
         wanted = {n.encode() for names in names_by_path.values() for n in names}
         found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
-        progress.start("commits")
-        for group in _batches(lineages):
-            pathspec = sorted({name for path in group for name in lineages[path]})
-            self.git_logs += 1
-            try:
-                out = self._log_patches(pathspec)
-            except GitError as exc:
-                self.errors.append(f"history unavailable ({exc}); falling back to one file "
-                                   "at a time")
-                return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
-            owner = {path: path for path in group}  # a path, as of the commit being read
-            for commit in _parse_commits(out, wanted):  # newest first
-                progress.advance("commits")
-                for diff in commit.files:
-                    current = owner.get(diff.new_path)
-                    if current is None:
-                        continue
-                    for name in diff.removed:
-                        if name in names_by_path[current]:
-                            found[current].append(commit.removal(diff, name))
-                for diff in commit.files:  # step back to before this commit
-                    if diff.old_path != diff.new_path and diff.new_path in owner:
-                        owner[diff.old_path] = owner.pop(diff.new_path)
-                    elif diff.created:
-                        owner.pop(diff.new_path, None)
-        progress.done("commits")
+        try:
+            touches, bodies = self._walk(names_by_path)
+        except GitError as exc:
+            self.errors.append(f"history unavailable ({exc}); falling back to one file at a "
+                               "time")
+            return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
+        for touch in touches:  # newest first
+            for diff in _read_patch(bodies.get(touch.commit, b""), wanted):
+                owner = touch.owners.get(diff.new_path)
+                if owner is None:
+                    continue
+                found[owner].extend(
+                    _Removal(touch.commit, touch.short, touch.subject, touch.when,
+                             diff.old_path, diff.new_path, name)
+                    for name in diff.removed if name in names_by_path[owner])
         return found
 
-    def _log_patches(
-        self, pathspec: Sequence[str], chunk_size: int = _COMMITS_PER_CHUNK,
+    def _walk(
+        self, names_by_path: Mapping[str, set[str]], wave_size: int = _MODIFIED_PER_WAVE,
         workers: int | None = None, group_size: int = _PATHS_PER_PATCH,
-    ) -> bytes:
-        """``git log -p -U0 -M -- <pathspec>``, the same bytes for a third of git's work.
+    ) -> tuple[list[_Touch], dict[str, bytes]]:
+        """The commits that modified the files asked about (newest first), and their patches.
 
-        One walk lists the commits: history simplification makes that list depend on the
-        whole pathspec, so it stays one walk, and it is cheap (a commit's first changed path
-        settles it). Writing a commit's patch is not: git matches every entry of every tree it
-        compares against every path of the pathspec, most of its time on a long one. So:
-
-        - while the walk goes on, each chunk of its commits is listed raw *without* a pathspec
-          (``diff-tree --stdin --raw``: only the trees that differ are read), and the files of
-          the pathspec each commit changed are picked here;
-        - the patches are written a few sorted paths at a time (``git log --no-walk``, as the
-          single command writes them, so the user's diff settings apply alike), each process
-          given only the commits that changed one of its paths, side by side on several cores;
-        - a commit whose changes could pair as a rename (a deletion and an addition among the
-          paths), or that changed anything but plain modifications, additions and deletions of
-          the paths themselves, is written with the whole pathspec, as the walk would.
-
-        Joined in the walk's order (a commit's files in path order, which is git's order for
-        a diff without renames), the output is the same bytes as the single command's.
+        A pathspec would make git match every tree entry of every commit against every path
+        of it (most of a long walk's time), so the walk lists every commit's changes and the
+        files asked about are picked here. Patches are written only for modifications (an
+        added or deleted file never loses a method from a class that stays), a few sorted
+        paths at a time, each process given only the commits that changed one of its paths,
+        side by side on several cores while the walk goes on; a commit that renamed or
+        retyped one of the files is written with just its own paths.
         """
-        patch = ("-p", "-U0", "-M", "--no-color", "--no-ext-diff")
+        lineage = _Lineage({p.encode("utf-8", "surrogateescape"): p for p in names_by_path})
         cpus = max(1, workers if workers is not None else (os.cpu_count() or 1))
-        paths = sorted(p.encode("utf-8", "surrogateescape") for p in pathspec)
-        if not paths or any(_PATHSPEC_MAGIC.search(p) for p in paths) or any(
-            os.environ.get(name) for name in _PATHSPEC_SETTINGS
-        ):  # git would not read every path literally: the single command
-            return self.repo.git("log", *patch, _LOG_FORMAT, "--", *pathspec)
-        position = {path: index for index, path in enumerate(paths)}
-
-        def changed(chunk: list[bytes]) -> bytes:
-            return self.repo.git("diff-tree", "--stdin", "--root", "-r", "--raw", "-z",
-                                 "--no-renames", "--no-abbrev", "--format=%x1e%H",
-                                 input_=b"\n".join(chunk) + b"\n")
-
-        def patches(commits: list[bytes], group: Sequence[bytes]) -> dict[bytes, bytes]:
-            out = self.repo.git("log", "--no-walk=unsorted", "--stdin", *patch,
-                                "--format=%x1e%H", "--",
-                                *(p.decode("utf-8", "surrogateescape") for p in group),
-                                input_=b"\n".join(commits) + b"\n")
-            return _bodies(out)
-
-        def wave(chunk: list[bytes]) -> dict[bytes, bytes]:
-            """The patches of a run of the walk's commits, by commit."""
-            touched = _raw_changes(changed(chunk))
-            whole: list[bytes] = []  # commits written with the whole pathspec
-            by_path: dict[int, list[bytes]] = {}  # path index -> commits changing it
-            for commit in chunk:
-                mine = [(status, path) for status, path in touched.get(commit, ())
-                        if path in position or _under(path, position)]
-                if not mine:
-                    continue
-                statuses = {status for status, _ in mine}
-                if (not statuses <= {b"M", b"A", b"D"} or {b"A", b"D"} <= statuses
-                        or any(path not in position for _, path in mine)):
-                    whole.append(commit)
-                    continue
-                for _, path in mine:
-                    by_path.setdefault(position[path], []).append(commit)
-            rank = {commit: n for n, commit in enumerate(chunk)}
-            parts = [patches(whole, paths)] if whole else []
-            for group in _path_groups(by_path, group_size):  # in path order
-                commits = sorted({c for index in group for c in by_path[index]},
-                                 key=rank.__getitem__)
-                parts.append(patches(commits, [paths[index] for index in group]))
-            return {commit: b"".join(part[commit] for part in parts if commit in part)
-                    for commit in chunk}
-
-        headers: list[bytes] = []
+        touches: list[_Touch] = []
+        wave: list[_Touch] = []
+        progress.start("commits")
+        self.git_logs += 1
         with ThreadPoolExecutor(max_workers=cpus) as pool:
-            waves: list[Future[dict[bytes, bytes]]] = []
-            chunk: list[bytes] = []
-            for line in self.repo.git_lines("log", "--format=%H%x1f%h%x1f%ct%x1f%s", "--",
-                                            *pathspec):
-                headers.append(line)
-                chunk.append(line.split(b"\x1f", 1)[0])
-                if len(chunk) >= chunk_size:
-                    waves.append(pool.submit(wave, chunk))
-                    chunk = []
-            if chunk:
-                waves.append(pool.submit(wave, chunk))
-            bodies: dict[bytes, bytes] = {}
-            for done in waves:
-                bodies.update(done.result())
-        return b"".join(
-            b"\x1e" + line + (b"\n\n" + body if body else b"\n")
-            for line in headers
-            for body in (bodies[line.split(b"\x1f", 1)[0]],)
-        )
+            parts: list[Future[dict[str, bytes]]] = []
+
+            def flush() -> None:
+                parts.extend(pool.submit(self._patches, commits, paths)
+                             for commits, paths in _patch_jobs(wave, group_size))
+                wave.clear()
+
+            for record in self.repo.git_records(
+                "log", "--date-order", "-M", "--raw", "-z", "--no-color",
+                "--format=%x1e%H%x1f%h%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
+            ):
+                progress.advance("commits")
+                touch = _read_record(record, lineage)
+                if touch is not None:
+                    touches.append(touch)
+                    if touch.paths:
+                        wave.append(touch)
+                        if len(wave) >= wave_size:
+                            flush()
+            flush()
+            bodies: dict[str, bytes] = {}
+            for part in parts:
+                for commit, body in part.result().items():
+                    bodies[commit] = bodies.get(commit, b"") + body
+        progress.done("commits")
+        return touches, bodies
+
+    def _patches(self, commits: Sequence[str], paths: Sequence[str]) -> dict[str, bytes]:
+        """Each commit's ``-U0`` patch for ``paths`` (read literally, whatever the paths)."""
+        out = self.repo.git("--literal-pathspecs", "log", "--no-walk=unsorted", "--stdin",
+                            *_PATCH, "-M", "--format=%x1e%H", "--", *paths,
+                            input_="".join(f"{c}\n" for c in commits).encode())
+        return {commit.decode(): body for commit, body in _bodies(out).items()}
 
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         self.git_logs += 1
         follow = [] if rev_range else ["--follow"]
         revs = [rev_range] if rev_range else []
         try:
-            out = self.repo.git(
-                "log", "-p", "-U0", "--no-color", "--no-ext-diff", *follow,
-                _LOG_FORMAT, *revs, "--", path,
-            )
+            out = self.repo.git("--literal-pathspecs", "log", *_PATCH, *follow, _LOG_FORMAT,
+                                *revs, "--", path)
         except GitError as exc:
             self.errors.append(f"{path}: history unavailable ({exc})")
             return []
@@ -627,37 +537,195 @@ class _Commit:
                         diff.new_path, name)
 
 
+@dataclass(frozen=True, slots=True)
+class _Touch:
+    """A commit of the walk that changed a file asked about."""
+
+    commit: str
+    short: str
+    subject: str
+    when: int
+    owners: dict[str, str]  # a changed path (after the commit) -> the file asked about
+    paths: tuple[str, ...]  # the paths its patch is written for; () when nothing can be lost
+    plain: bool  # only modified in place: its patch can be written a path group at a time
+
+
+class _Lineage:
+    """Which file asked about each path belongs to, commit by commit, as the walk goes back
+    (``--date-order``: a commit comes after all its children). Each commit hands its parents
+    the paths as they were before it: a file created on a branch (an imported history's root
+    commit, say) ends its path on that branch only, not on the main line beside it."""
+
+    def __init__(self, head: dict[bytes, str]) -> None:
+        self.head: dict[bytes, str] | None = head
+        self.pending: dict[bytes, dict[bytes, str]] = {}  # commit -> its children's paths
+        # Earlier names of the files, on every branch: merges are not diffed, so a branch
+        # merged after a file was renamed beside it reaches its commits under the old name.
+        self.renamed: dict[bytes, str] = {}
+
+    def at(self, commit: bytes) -> dict[bytes, str]:
+        """The paths as of ``commit`` (the first commit of the walk: the head's)."""
+        if self.head is not None:
+            owner, self.head = self.head, None
+            return owner
+        return self.pending.pop(commit, {})
+
+    def hand_down(self, parents: bytes, owner: dict[bytes, str]) -> None:
+        for parent in parents.split():
+            held = self.pending.get(parent)
+            if held is None or held is owner:
+                self.pending[parent] = owner
+            else:  # children that disagree (a branch renamed a file): either's paths
+                self.pending[parent] = {**owner, **held}
+
+
+def _read_record(record: bytes, lineage: _Lineage) -> _Touch | None:
+    """One commit of the walk, newest first: what it did to the files asked about. None when
+    it changed none of them."""
+    head = _RECORD_HEAD.match(record)
+    if head is None:
+        return None
+    owner = lineage.at(head.group(1))
+    mine: list[tuple[bytes, bytes, bytes, bytes]] = []  # status, score, old path, new path
+    owners: dict[str, str] = {}
+
+    def text(path: bytes) -> str:
+        return path.decode("utf-8", "surrogateescape")
+
+    if owner or lineage.renamed:
+        for change in _RAW_CHANGE.finditer(record, head.end()):
+            new = change.group(5)
+            file = owner.get(new) or lineage.renamed.get(new)
+            if file is not None:
+                owners[text(new)] = file
+                if change.group(1):
+                    mine.append((change.group(1), change.group(2), change.group(3), new))
+                else:
+                    mine.append((change.group(4), b"", new, new))
+    if not mine:
+        lineage.hand_down(head.group(4), owner)
+        return None
+
+    paths: list[str] = []
+    plain = True
+    for status, score, old, new in mine:
+        if status == b"M":
+            paths.append(text(new))
+        elif status == b"R" and score != b"100":  # renamed and edited
+            paths += [text(old), text(new)]
+            plain = False
+    before = owner
+    if any(status in (b"A", b"C", b"R") for status, *_ in mine):
+        before = dict(owner)  # the paths before this commit, for its parents
+        for status, _, _, new in mine:  # created here (a copy too): older commits are not its
+            if status in (b"A", b"C"):
+                before.pop(new, None)
+                lineage.renamed.pop(new, None)
+        for status, _, old, new in mine:
+            if status == b"R":
+                file = owners[text(new)]
+                before.pop(new, None)
+                before[old] = lineage.renamed[old] = file
+    lineage.hand_down(head.group(4), before)
+    return _Touch(head.group(1).decode(), head.group(2).decode(),
+                  head.group(5).decode(errors="replace"), int(head.group(3) or 0), owners,
+                  tuple(paths), plain)
+
+
+def _patch_jobs(
+    touches: Sequence[_Touch], group_size: int
+) -> Iterator[tuple[list[str], list[str]]]:
+    """(commits, paths) for each patch-writing process: a renaming commit with its own paths;
+    the rest by runs of ``group_size`` sorted paths, each with the commits that changed one."""
+    by_path: dict[str, list[str]] = {}
+    for touch in touches:
+        if not touch.plain:
+            yield [touch.commit], list(dict.fromkeys(touch.paths))
+            continue
+        for path in touch.paths:
+            by_path.setdefault(path, []).append(touch.commit)
+    paths = sorted(by_path)
+    for start in range(0, len(paths), max(1, group_size)):
+        group = paths[start:start + group_size]
+        yield list(dict.fromkeys(c for path in group for c in by_path[path])), group
+
+
+def _unquote(text: bytes) -> bytes:
+    """A path as git quotes it in a patch header (C style), unquoted."""
+    def one(match: re.Match[bytes]) -> bytes:
+        code = match.group(1)
+        return bytes([int(code, 8) & 0xFF]) if len(code) == 3 else _ESCAPES.get(code, code)
+    return _ESCAPE.sub(one, text)
+
+
+def _header_paths(line: bytes) -> tuple[bytes, bytes] | None:
+    """The old and new paths of a ``diff --git a/old b/new`` line, either side quoted."""
+    rest = line[len(b"diff --git "):]
+    sides: list[bytes] = []
+    for _ in range(2):
+        quoted = _QUOTED.match(rest)
+        if quoted is not None:
+            sides.append(_unquote(quoted.group(1)))
+            rest = rest[quoted.end() + 1:]
+        elif not sides and b' "' in rest:  # unquoted old path, quoted new one
+            old, _, rest = rest.rpartition(b' "')
+            sides.append(old)
+            rest = b'"' + rest
+        elif not sides:  # both unquoted: equal halves when the path kept its name
+            half = (len(rest) - 1) // 2
+            if rest[half:half + 1] == b" " and rest[2:half] == rest[half + 3:]:
+                return rest[2:half], rest[half + 3:]
+            old, sep, new = rest.partition(b" b/")
+            if not sep:
+                return None
+            return old[2:], new
+        else:
+            sides.append(rest)
+    old, new = sides
+    if not (old.startswith(b"a/") and new.startswith(b"b/")):
+        return None
+    return old[2:], new[2:]
+
+
+def _read_patch(text: bytes, wanted: set[bytes], start: int = 0) -> list[_FileDiff]:
+    """The files of a ``-U0`` patch from ``text[start]`` (a newline: see ``_PATCH_LINE``):
+    each one's paths, whether the patch created it, and the ``def <wanted>`` lines it
+    removed. Only the lines that can matter are visited: a patch's other lines start with
+    ``+``, ``-``, a space, ``@`` or ``\\``, never with a header's words."""
+    files: list[_FileDiff] = []
+    paths: tuple[bytes, bytes] | None = None
+    created = False
+    removed: dict[str, None] = {}
+    for line in _PATCH_LINE.finditer(text, start):
+        name = line.group(2)
+        if name is not None:
+            if name in wanted and paths is not None:
+                removed[name.decode()] = None
+        elif line.group(1) is not None:
+            if paths is not None:
+                files.append(_file_diff(paths, created, removed))
+            paths, created, removed = _header_paths(line.group(1)), False, {}
+        else:
+            created = True
+    if paths is not None:
+        files.append(_file_diff(paths, created, removed))
+    return files
+
+
+def _file_diff(paths: tuple[bytes, bytes], created: bool, removed: dict[str, None]) -> _FileDiff:
+    old, new = (p.decode("utf-8", "surrogateescape") for p in paths)
+    return _FileDiff(old, new, created, tuple(removed))
+
+
 def _parse_commits(out: bytes, wanted: set[bytes]) -> Iterator[_Commit]:
-    """``git log -p -U0`` output, newest commit first: each file's paths, whether the commit
-    created it, and the ``def <wanted>`` lines it removed. Only the lines that can matter are
-    visited (one regular expression over each commit's patch, from the newline ending its
-    header): a patch's other lines start with ``+``, ``-``, a space, ``@`` or ``\\``, never
-    with a header's words."""
+    """``git log -p -U0`` output, newest commit first: each commit's files (see
+    :func:`_read_patch`)."""
     for chunk in out.split(b"\x1e")[1:]:
         end = chunk.find(b"\n")
         fields = (chunk if end == -1 else chunk[:end]).split(b"\x1f")
         if len(fields) < 4:
             continue
-        files: list[_FileDiff] = []
-        old_path = new_path = ""
-        created = False
-        removed: dict[str, None] = {}
-        for line in _PATCH_LINE.finditer(chunk, len(chunk) if end == -1 else end):
-            name = line.group(2)
-            if name is not None:
-                if name in wanted:
-                    removed[name.decode()] = None
-            elif line.group(1) is not None:
-                match = _DIFF_HEADER.match(line.group(1))
-                if match:
-                    if old_path or new_path:
-                        files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
-                    old_path, new_path = match.group(1).decode(), match.group(2).decode()
-                    created, removed = False, {}
-            else:
-                created = True
-        if old_path or new_path:
-            files.append(_FileDiff(old_path, new_path, created, tuple(removed)))
+        files = _read_patch(chunk, wanted, len(chunk) if end == -1 else end)
         yield _Commit(fields[0].decode(), fields[1].decode(), fields[3].decode(errors="replace"),
                       int(fields[2] or 0), tuple(files))
 
@@ -670,56 +738,11 @@ def _parse_log(out: bytes, wanted: set[bytes]) -> Iterator[_Removal]:
                 yield commit.removal(diff, name)
 
 
-def _raw_changes(out: bytes) -> dict[bytes, list[tuple[bytes, bytes]]]:
-    """``diff-tree --stdin --raw -z --no-renames --format=%x1e%H`` output: each commit's
-    (status, path) changes, in git's order."""
-    changes: dict[bytes, list[tuple[bytes, bytes]]] = {}
-    current: list[tuple[bytes, bytes]] = []
-    for match in _RAW.finditer(out):
-        if match.group(1) is not None:
-            current = changes.setdefault(match.group(1), [])
-        else:
-            current.append((match.group(2), match.group(3)))
-    return changes
-
-
-def _under(path: bytes, paths: Mapping[bytes, int]) -> bool:
-    """Whether a directory above ``path`` is in ``paths`` (git's pathspec matches it too)."""
-    slash = path.find(b"/")
-    while slash != -1:
-        if path[:slash] in paths:
-            return True
-        slash = path.find(b"/", slash + 1)
-    return False
-
-
 def _bodies(out: bytes) -> dict[bytes, bytes]:
-    """``git log --format=%x1e%H -p`` output: each commit's patch text."""
+    """``git log --format=%x1e%H -p`` output: each commit's patch text, from the newline
+    before its first line."""
     bodies: dict[bytes, bytes] = {}
     for chunk in out.split(b"\x1e")[1:]:
-        commit, _, body = chunk.partition(b"\n")
-        bodies[commit] = body[1:] if body.startswith(b"\n") else body
+        commit, newline, body = chunk.partition(b"\n")
+        bodies[commit] = newline + body
     return bodies
-
-
-def _path_groups(by_path: Mapping[int, list[bytes]], size: int) -> Iterator[list[int]]:
-    """Runs of at most ``size`` consecutive paths (in sorted order) that some commit changed."""
-    indexes = sorted(by_path)
-    for start in range(0, len(indexes), max(1, size)):
-        yield indexes[start:start + size]
-
-
-def _batches(lineages: Mapping[str, list[str]]) -> Iterator[list[str]]:
-    """The paths in groups whose names (with their earlier ones) fill one ``git log`` call;
-    a path never shares a call with only part of its own names."""
-    group: list[str] = []
-    size = 0
-    for path in sorted(lineages):
-        names = len(lineages[path])
-        if group and size + names > _PATHS_PER_CALL:
-            yield group
-            group, size = [], 0
-        group.append(path)
-        size += names
-    if group:
-        yield group

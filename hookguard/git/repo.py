@@ -19,7 +19,10 @@ class GitError(Exception):
     """A git command failed; ``str()`` is one line naming what and why."""
 
 
-_ENV = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+# Pathspec settings of the user's environment would change what our paths mean to git.
+_ENV = {**{k: v for k, v in os.environ.items()
+           if not (k.startswith("GIT_") and k.endswith("_PATHSPECS"))},
+        "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
 def _git(cwd: Path, args: Sequence[str], *, input_: bytes | None = None) -> bytes:
@@ -59,9 +62,10 @@ class Repo:
     def git(self, *args: str, input_: bytes | None = None) -> bytes:
         return _git(self.root, args, input_=input_)
 
-    def git_lines(self, *args: str) -> Generator[bytes, None, None]:
-        """The output lines of a git command as it writes them (without the newline);
-        GitError at the end when it fails. Closing the iterator early stops the command."""
+    def git_records(self, *args: str, separator: bytes) -> Generator[bytes, None, None]:
+        """The output of a git command cut into records, each starting with ``separator``
+        (left out), as git writes them; GitError at the end when it fails. Closing the
+        iterator early stops the command."""
         with tempfile.TemporaryFile() as errors:
             try:
                 proc = subprocess.Popen(["git", *args], cwd=self.root, stdout=subprocess.PIPE,
@@ -71,8 +75,13 @@ class Repo:
             assert proc.stdout is not None
             finished = False
             try:
-                for line in proc.stdout:
-                    yield line.rstrip(b"\n")
+                pending = b""
+                while block := os.read(proc.stdout.fileno(), 1 << 20):
+                    records = (pending + block).split(separator)
+                    pending = records.pop()
+                    yield from (r for r in records if r)
+                if pending:
+                    yield pending
                 finished = True
             finally:
                 if not finished:
