@@ -293,3 +293,38 @@ def test_a_broken_call_in_a_method_the_change_adds_is_not_drift(
         "        return [self.on_chord_part_return(r) for r in requests]\n")})
     proc = hookguard(repo.root, "check", "--base", "HEAD~1", "--format", "json", "--no-cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+LIVE_ANYWAY = {
+    "a base still calls it on self": (
+        "core/manager.py",
+        RENAMED + "\n    def rebuild(self):\n        self.build_tables()\n"),
+    "code outside calls it": (
+        "tools/rebuild.py",
+        "def rebuild(manager):\n    manager.build_tables()\n"),
+    "an isinstance-narrowed call reaches it": (
+        "tools/rebuild.py",
+        "from plugins.sparse import SparseManager\n\n\ndef rebuild(manager):\n"
+        "    if isinstance(manager, SparseManager):\n        manager.build_tables()\n"),
+}
+
+
+def test_an_override_that_runs_anyway_is_not_stale_in_check_or_audit(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    for why, (path, text) in LIVE_ANYWAY.items():
+        repo = git_repo(why.replace(" ", "-"))
+        repo.commit("Add manager", {"core/__init__.py": "", "core/manager.py": BASE,
+                                    "plugins/__init__.py": "", "plugins/sparse.py": CHILD,
+                                    "tools/__init__.py": ""})
+        repo.commit("Rename build_tables to prepare_tables",
+                    {"core/manager.py": RENAMED, path: text})
+        for args in (("check", "--base", "HEAD~1"), ("audit",), ("audit", "--no-history")):
+            proc = hookguard(repo.root, *args, "--format", "json", "--no-cache")
+            findings = json.loads(proc.stdout)["findings"]
+            assert not [f for f in findings if f["rule"] == "stale-override"], (why, args)
+    # The same rename with nothing that still reaches the override: reported by each.
+    repo = rename_repo(git_repo)
+    for args in (("check", "--base", "HEAD~1"), ("audit",)):
+        proc = hookguard(repo.root, *args, "--format", "json", "--no-cache")
+        assert [f["rule"] for f in json.loads(proc.stdout)["findings"]] == ["stale-override"]

@@ -113,7 +113,9 @@ class StaleOverride(Rule):
             for method in info.record.methods.values():
                 if is_dunder(method.name) or method.name in duck:
                     continue
-                if method.name not in inherited and not self._runs_anyway(ctx, info, method):
+                if method.name not in inherited and not (
+                    ctx.history is not None and self._runs_anyway(ctx, info, method)
+                ):
                     candidates.append((info, method))
         yield from self._undispatched(ctx)
         if not candidates:
@@ -165,7 +167,8 @@ class StaleOverride(Rule):
 
     def _runs_anyway(self, ctx: RuleContext, info: ClassInfo, method: MethodRecord) -> bool:
         """Whether the method is reached whatever its bases once defined: then no evidence
-        makes it stale, and none is gathered (history is the costly part of a cold run)."""
+        makes it stale, and history (the costly part of a cold audit) is not asked about it.
+        The verdict is the same either way: :meth:`_judge` drops such a method too."""
         name, refs = method.name, ctx.references
         if any(name in a.record.self_refs for a in ctx.project.ancestors(info)
                if isinstance(a, ClassInfo)):
@@ -261,6 +264,8 @@ class StaleOverride(Rule):
             info.record.local_scope and is_test_file(info.file.path)
         ):
             return None  # a test defines the removed hook to see the framework refuse it
+        if ctx.history is None and self._runs_anyway(ctx, info, method):
+            return None  # (with history, such methods were never candidates)
         outside = ctx.references.outside(
             name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other))
         if outside is not None and evidence.change is not None and evidence.change.refused and (
