@@ -17,7 +17,7 @@ from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.findings import Finding, InputError
 from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
-from hookguard.model.loader import LoadStats, load_blobs
+from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, MethodRecord
 from hookguard.model.sources import PathFilter
@@ -462,14 +462,9 @@ def run_gate(
         rev_range = f"{base_sha}..{head_sha}"
     base_entries = repo.ls_tree(base_sha)
     cache: RecordCache | None = workspace.cache(options)
-    memo: dict[tuple[str, str, str], FileRecord] = {}
-    base_records, _ = load_blobs(
-        _python_entries(base_entries, config), repo.read_blobs, cache, config.max_file_size,
-        options.workers, memo,
-    )
-    head_records, stats = load_blobs(
-        _python_entries(head_entries, config), repo.read_blobs, cache, config.max_file_size,
-        options.workers, memo,
+    (base_records, _), (head_records, stats) = load_trees(
+        [_python_entries(base_entries, config), _python_entries(head_entries, config)],
+        repo.read_blobs, cache, config.max_file_size, options.workers,
     )
     mirrors = dict(config.module_aliases)
     base_project = Project.build(base_records, mirrors)

@@ -155,44 +155,70 @@ def load_worktree(
     return _finish(records, jobs, slots, cache, stats, workers)
 
 
-def load_blobs(
-    entries: Sequence[tuple[str, str]],
+def load_trees(
+    trees: Sequence[Sequence[tuple[str, str]]],
     read: Callable[[Sequence[str]], dict[str, bytes]],
     cache: RecordCache | None,
     max_size: int,
     workers: int | None = None,
-    parsed: dict[tuple[str, str, str], FileRecord] | None = None,
-) -> tuple[list[FileRecord], LoadStats]:
-    """Records for ``(path, blob sha)`` entries of a git tree; blobs are read only when needed.
+) -> list[tuple[list[FileRecord], LoadStats]]:
+    """Records for the ``(path, blob sha)`` entries of several git trees (a change's base and
+    head); blobs are read only when needed, and what no cache holds is parsed in one pass
+    (one process pool for both trees), each blob a tree shares with an earlier one once."""
+    memo: dict[tuple[str, str, str], FileRecord] = {}
+    wanted: dict[tuple[str, str, str], int] = {}  # key -> its job
+    pending: list[tuple[str, str, str, bool]] = []  # a job's path, sha, module, is_package
+    plans: list[tuple[list[FileRecord | None], list[tuple[int, int]], LoadStats]] = []
+    for entries in trees:
+        stats = LoadStats(files=len(entries))
+        modules = module_names(p for p, _ in entries)
+        records: list[FileRecord | None] = []
+        slots: list[tuple[int, int]] = []  # (slot, job)
+        for path, sha in entries:
+            module, is_package = modules[path]
+            key = (sha, path, module)
+            record = memo.get(key) or (cache.get(key) if cache else None)
+            if record is not None:
+                stats.cached += 1
+                memo[key] = record
+                records.append(record)
+                continue
+            if key in wanted:  # an earlier tree's: parsed once, for both
+                stats.cached += 1
+            else:
+                wanted[key] = len(pending)
+                pending.append((path, sha, module, is_package))
+                stats.parsed += 1
+            slots.append((len(records), wanted[key]))
+            records.append(None)
+        plans.append((records, slots, stats))
+    blobs = read([sha for _, sha, _, _ in pending])
+    jobs = [_Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
+            for path, sha, module, pkg in pending]
+    parsed = _parse_all(jobs, workers)
+    _keep(jobs, parsed, cache)
+    results: list[tuple[list[FileRecord], LoadStats]] = []
+    for records, slots, stats in plans:
+        for slot, job in slots:
+            records[slot] = parsed[job]
+        results.append(([r for r in records if r is not None], stats))
+    return results
 
-    ``parsed`` is shared between calls so a blob that two trees share is parsed once.
-    """
-    stats = LoadStats(files=len(entries))
-    modules = module_names(p for p, _ in entries)
-    memo = parsed if parsed is not None else {}
-    records: list[FileRecord | None] = []
-    missing: list[tuple[int, str, str, str, bool]] = []
-    for path, sha in entries:
-        module, is_package = modules[path]
-        key = (sha, path, module)
-        record = memo.get(key) or (cache.get(key) if cache else None)
-        if record is not None:
-            stats.cached += 1
-            memo[key] = record
-            records.append(record)
+
+def _keep(jobs: Sequence[_Job], records: Sequence[FileRecord], cache: RecordCache | None) -> None:
+    """Put the records parsed for ``jobs`` in the cache, under the key of the bytes each was
+    built from."""
+    if cache is None:
+        return
+    for job, record in zip(jobs, records, strict=True):
+        if not record.content_key:  # unreadable: nothing to key it by, never cached
+            cache.changed_during_run(job.path)
             continue
-        missing.append((len(records), path, sha, module, is_package))
-        records.append(None)
-    blobs = read([sha for _, _, sha, _, _ in missing])
-    jobs = [
-        _Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
-        for _, path, sha, module, pkg in missing
-    ]
-    result, stats = _finish(records, jobs, [m[0] for m in missing], cache, stats, workers)
-    by_path = {r.path: r for r in result}
-    for _, path, sha, module, _ in missing:
-        memo[(sha, path, module)] = by_path[path]
-    return result, stats
+        if record.content_key != job.key:
+            # The file changed between hashing and parsing: the record is kept under the key
+            # of the bytes it was built from, and this run's results are not kept.
+            cache.changed_during_run(job.path)
+        cache.put((record.content_key, job.path, job.module), record)
 
 
 def _finish(
@@ -203,17 +229,9 @@ def _finish(
     stats: LoadStats,
     workers: int | None,
 ) -> tuple[list[FileRecord], LoadStats]:
-    for slot, job, record in zip(slots, jobs, _parse_all(jobs, workers), strict=True):
+    parsed = _parse_all(jobs, workers)
+    _keep(jobs, parsed, cache)
+    for slot, record in zip(slots, parsed, strict=True):
         records[slot] = record
-        if not record.content_key:  # unreadable: nothing to key it by, never cached
-            if cache is not None:
-                cache.changed_during_run(job.path)
-            continue
-        if record.content_key != job.key and cache is not None:
-            # The file changed between hashing and parsing: the record is kept under the key
-            # of the bytes it was built from, and this run's results are not kept.
-            cache.changed_during_run(job.path)
-        if cache is not None:
-            cache.put((record.content_key, job.path, job.module), record)
     stats.parsed = len(jobs)
     return [r for r in records if r is not None], stats
