@@ -206,7 +206,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         project = Project.build(records, dict(config.module_aliases))
     history = None
     if use_history:
-        history, note = open_history(workspace.repo, cache)
+        history, note = open_history(workspace.repo, cache, config.max_file_size)
         if note:
             notes.append(note)
     state = cache.get_state() if cache is not None else None
@@ -321,7 +321,7 @@ def _state_of(
 
 
 def open_history(
-    repo: Repo | None, cache: RecordCache | None = None
+    repo: Repo | None, cache: RecordCache | None = None, max_size: int = 4 * 1024 * 1024
 ) -> tuple[HistoryIndex | None, str | None]:
     if repo is None:
         return None, "not a git checkout: history evidence skipped"
@@ -329,7 +329,7 @@ def open_history(
         return None, "the repository has no commits yet: history evidence skipped"
     from hookguard.git.history import HistoryIndex
 
-    history = HistoryIndex(repo, cache)
+    history = HistoryIndex(repo, cache, max_size)
     note = (
         "shallow clone: history evidence only covers the commits fetched "
         "(fetch more history, e.g. fetch-depth: 0, for complete evidence)"

@@ -59,7 +59,9 @@ def _history(repo: GitRepo) -> None:
 
 def test_the_walk_finds_what_a_walk_per_file_finds(git_repo: Callable[..., GitRepo]) -> None:
     """Against ``git log --follow -p`` of each file alone (the fallback), on a history with a
-    rename, a side branch merged back and a Python 2 file; a copy is its own file."""
+    rename, a side branch merged back and a Python 2 file; a copy is its own file. (No
+    signature is edited and no method moved here: there the readings differ by design, see
+    tests/test_history_walk.py.)"""
     repo = git_repo()
     _history(repo)
     index = HistoryIndex(Repo(repo.root))

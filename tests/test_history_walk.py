@@ -1,8 +1,10 @@
 """The history walk (``HistoryIndex._scan_many``): one ``git log --raw`` of the whole history,
-each file followed back through its renames, and ``-U0`` patches of just the commits that
-modified a file asked about. What it must find: every removed ``def`` of a wanted name, in the
-commit and under the path where it happened, on every branch, and nothing from a different
-file that once had the same name."""
+each file followed back through its renames, and each version the commits that modified a
+file asked about left read for its ``def`` statements. What it must find: every commit after
+which fewer defs of a wanted name stand under a class (removed, renamed, moved to another
+class), in the commit and under the path where it happened, on every branch, and nothing
+from a different file that once had the same name; not a signature edited or a method moved
+within its class."""
 
 from __future__ import annotations
 
@@ -28,10 +30,11 @@ def _found(repo: GitRepo, wanted: dict[str, set[str]], **settings: int) -> dict[
 ]:
     """Each file's removals: (commit subject, old path, new path, name), newest first."""
     index = HistoryIndex(Repo(repo.root))
-    if settings:
-        touches, _ = index._walk(wanted, **settings)
-        assert touches  # the walk itself, with these settings, as _scan_many runs it
     removals = index._scan_many(wanted)
+    if settings:  # the versions read in other batches, by other numbers of workers
+        touches, _ = index._walk(wanted)
+        assert index._read_defs(touches, wanted, **settings) == index._read_defs(touches,
+                                                                                 wanted)
     return {path: [(r.subject, r.old_path, r.new_path, r.name) for r in found]
             for path, found in removals.items()}
 
@@ -109,9 +112,9 @@ def test_a_branch_merged_after_a_rename_is_read_under_the_old_name(
                                         "reduce")]
 
 
-@pytest.mark.parametrize("settings", [{"wave_size": 1, "workers": 1, "group_size": 1},
-                                      {"wave_size": 2, "workers": 2, "group_size": 2},
-                                      {"wave_size": 1000, "workers": 2, "group_size": 100}])
+@pytest.mark.parametrize("settings", [{"per_job": 1, "workers": 1},
+                                      {"per_job": 2, "workers": 2},
+                                      {"per_job": 1000, "workers": 2}])
 def test_odd_paths_and_batching_change_nothing(
     git_repo: Callable[..., GitRepo], settings: dict[str, int]
 ) -> None:
@@ -129,6 +132,28 @@ def test_odd_paths_and_batching_change_nothing(
                 for n, path in enumerate(paths)}
     assert _found(repo, wanted) == expected
     assert _found(repo, wanted, **settings) == expected
+
+
+def test_a_def_taken_from_its_class_counts_an_edited_one_does_not(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """A patch can pair a removed ``def`` line with the same line added to another class
+    (the diff sees no change there); counting defs under each class cannot miss the move."""
+    same = "    def hook(self):\n        return 1\n\n"
+    repo = git_repo()
+    repo.commit("root", {"pkg/a.py": f"class A:\n{same}\nclass B:\n    x = 1\n\n",
+                         "pkg/b.py": _methods("C", "keep", "edit")})
+    repo.commit("move hook from A to B", {"pkg/a.py": f"class A:\n    y = 2\n\nclass B:\n{same}"})
+    repo.commit("edit a signature", {"pkg/b.py": _methods("C", "keep").replace(
+        "class C:\n", "class C:\n    def edit(self, more):\n        return 4\n\n")})
+    repo.commit("reorder", {"pkg/b.py": "class C:\n    def edit(self, more):\n        return 4\n"
+                                        "\n    def keep(self):\n        return 4\n"})
+    got = _found(repo, {"pkg/a.py": {"hook"}, "pkg/b.py": {"keep", "edit"}})
+    assert got["pkg/a.py"] == [("move hook from A to B", "pkg/a.py", "pkg/a.py", "hook")]
+    assert got["pkg/b.py"] == []
+    index = HistoryIndex(Repo(repo.root))
+    only_b = index._scan_many({"pkg/a.py": {"hook"}}, {"pkg/a.py": ["B"]})
+    assert only_b["pkg/a.py"] == []  # B never lost it: not a removal for a question on B
 
 
 def test_patch_settings_of_the_repository_change_nothing(
@@ -236,3 +261,37 @@ def test_a_shallow_clone_walks_what_it_has(git_repo: Callable[..., GitRepo],
     found = index._scan_many({"pkg/a.py": {"a", "b"}})
     assert [(r.subject, r.name) for r in found["pkg/a.py"]] == [("drop b", "b")]
     assert not index.errors
+
+
+def test_each_blob_streams_skips_the_large_and_names_the_missing(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    files = {f"f{n}.py": f"x = {n}\n" * (n % 3 + 1) for n in range(3000)}  # many names
+    files["big.py"] = "y = 1\n" * 5000
+    repo.commit("many", files)
+    git = Repo(repo.root)
+    ids = [repo.git("rev-parse", f"HEAD:{name}").strip() for name in ("f0.py", "big.py")]
+    names = [f"HEAD:{name}" for name in files] + ids + ["0" * 40]
+    got = list(git.each_blob(names, max_size=1000))
+    assert [name for name, _, _ in got] == names
+    assert got[0][1] == b"x = 0\n" and got[1][1] == b"x = 1\n" * 2
+    assert got[3000] == ("HEAD:big.py", None, 30000)  # read past, not kept
+    assert got[-3][1] == b"x = 0\n" and got[-2][1] is None and got[-1] == ("0" * 40, None, -1)
+    assert all(data == files[name[5:]].encode() for name, data, _ in got[:3000])
+
+
+def test_versions_over_the_size_limit_are_said_and_give_no_evidence(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    padding = "\n".join(f"# {n}" for n in range(400)) + "\n"
+    repo.commit("root", {"pkg/a.py": _methods("A", "one", "two") + padding,
+                         "pkg/b.py": _methods("B", "one", "two")})
+    repo.commit("drop one", {"pkg/a.py": _methods("A", "two") + padding,
+                             "pkg/b.py": _methods("B", "two")})
+    index = HistoryIndex(Repo(repo.root), max_size=2000)
+    found = index._scan_many({"pkg/a.py": {"one"}, "pkg/b.py": {"one"}})
+    assert found["pkg/a.py"] == [] and [r.name for r in found["pkg/b.py"]] == ["one"]
+    assert index.errors == [next(e for e in index.errors if e.startswith(
+        "pkg/a.py: history skips versions over max-file-size"))]

@@ -26,11 +26,14 @@ import ast
 import os
 import re
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
+from hookguard.git.repo import Repo
 from hookguard.model.extract import extract, parse_quietly
 from hookguard.model.records import ClassRecord
 
@@ -154,24 +157,97 @@ class BlobJob:
     probes: frozenset[tuple[str, str]] | None = None
 
 
+def outline_of(job: BlobJob) -> set[tuple[str, str]] | None:
+    """A superset of the (class name, method name) pairs the blob defines: the text scan, or
+    where it gives up the ``ast`` outline; None when neither can read it (extraction, which
+    repairs newer grammar, decides). A binary blob defines nothing."""
+    if b"\0" in job.data:
+        return set()
+    scanned = scan_pairs(job.data)
+    if scanned is not None:
+        return scanned
+    try:
+        tree = parse_quietly(job.data, job.name)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return def_pairs(tree)
+
+
 def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
     """The blob's classes by qualname (:func:`extract`'s records), or None when its outline
     shows that none of ``job.probes`` is a method in it."""
-    if job.probes is not None and b"\0" not in job.data:
-        scanned = scan_pairs(job.data)
-        if scanned is not None:
-            if not job.probes & scanned:
-                return None
-        else:  # the scan gave up: the outline rules out what it can
-            try:
-                tree = parse_quietly(job.data, job.name)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass  # extraction repairs newer grammar, or records the error: let it decide
-            else:
-                if not job.probes & def_pairs(tree):
-                    return None
-    record = extract(job.name, job.module, job.is_package, job.data)
+    if job.probes is not None:
+        pairs = outline_of(job)
+        if pairs is not None and not job.probes & pairs:
+            return None
+    record = extract(job.name, job.module, job.is_package, job.data, classes_only=True)
     return {c.qualname: c for c in record.classes}
+
+
+# ``def <name>`` anywhere (a literal prefix: the regular expression engine skips to each
+# ``def``); a line that starts in column 0 (the position after its newline); a class head.
+_DEF_NAME = re.compile(rb"def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_TOP_LINE = re.compile(rb"\n(?=[^ \t\r\n\f#])")
+_CLASS_HEAD = re.compile(rb"class[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+
+DefOwners = dict[bytes, dict[bytes, int]]
+
+
+def def_owners(data: bytes, names: frozenset[bytes]) -> DefOwners:
+    """For each of ``names`` that a ``def`` statement in ``data`` defines: how many such
+    statements there are under each top-level class, read from the text alone (the class
+    head nearest above the statement among the lines that start in column 0; b"" when that
+    line is not a class head: a module-level function, or code outside classes).
+
+    A cheap, deliberately coarse reading of a version, for telling which commits may have
+    taken a method from a class: a def whose count under a class goes down. A signature
+    edited or a method moved within its class changes no count; moving one to another class
+    does. Anything finer (nested classes, which class exactly) is left to the extraction
+    that verifies each such commit."""
+    found: DefOwners = {}
+    tops: list[int] | None = None
+    for match in _DEF_NAME.finditer(data):
+        name = match.group(1)
+        if name not in names:
+            continue
+        start = match.start()
+        line = data.rfind(b"\n", 0, start) + 1
+        if data[line:start].strip(b" \t") not in (b"", b"async"):
+            continue  # not a statement: in a comment, a string, after other code
+        owner = b""
+        if line != start:
+            if tops is None:
+                tops = [m.end() for m in _TOP_LINE.finditer(data)]
+                if data[:1] not in (b"", b" ", b"\t", b"\r", b"\n", b"\f", b"#"):
+                    tops.insert(0, 0)
+            index = bisect_left(tops, line) - 1
+            if index >= 0:
+                head = _CLASS_HEAD.match(data, tops[index])
+                if head is not None:
+                    owner = head.group(1)
+        counts = found.setdefault(name, {})
+        counts[owner] = counts.get(owner, 0) + 1
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class DefScan:
+    """Blobs of one repository to read with :func:`def_owners`: each with the index of its
+    names in ``names``."""
+
+    root: str
+    blobs: tuple[tuple[str, int], ...]
+    names: tuple[frozenset[bytes], ...]
+    max_size: int
+
+
+def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
+    """:func:`def_owners` of each blob of ``job``, read through one ``git cat-file --batch``
+    (in a worker process: only the small answers travel back); for a blob the repository
+    lacks, -1, and for one over ``job.max_size``, its size."""
+    index = dict(job.blobs)
+    return [(blob, def_owners(data, job.names[index[blob]]) if data is not None else size)
+            for blob, data, size in Repo(Path(job.root)).each_blob(list(index), job.max_size)]
 
 
 _In = TypeVar("_In")
@@ -179,15 +255,18 @@ _Out = TypeVar("_Out")
 
 
 def parallel_map(
-    function: Callable[[_In], _Out], items: Sequence[_In], workers: int | None = None
+    function: Callable[[_In], _Out], items: Sequence[_In], workers: int | None = None,
+    threshold: int = PARALLEL_THRESHOLD,
 ) -> list[_Out]:
-    """``function`` over ``items`` in worker processes when there are enough to pay for them."""
+    """``function`` over ``items`` in worker processes when there are enough (``threshold``)
+    to pay for them."""
     cpus = workers if workers is not None else (os.cpu_count() or 1)
-    if len(items) < PARALLEL_THRESHOLD or cpus < 2:
+    if len(items) < threshold or cpus < 2:
         return [function(item) for item in items]
     import multiprocessing
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=min(cpus, len(items)), mp_context=context) as pool:
-        return list(pool.map(function, items, chunksize=_CHUNK))
+        chunk = _CHUNK if threshold == PARALLEL_THRESHOLD else 1
+        return list(pool.map(function, items, chunksize=chunk))

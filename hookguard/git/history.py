@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from hookguard import progress
-from hookguard.git.blobs import BlobJob, class_qualnames, classes_of, parallel_map
+from hookguard.git.blobs import (
+    BlobJob,
+    DefOwners,
+    DefScan,
+    class_qualnames,
+    classes_of,
+    outline_of,
+    parallel_map,
+    scan_defs,
+)
 from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import parse_quietly
@@ -33,14 +41,14 @@ _PATCH_LINE = re.compile(  # each match starts at the newline before the line
     rb"|-[^\S\n]*(?:async[^\S\n]+)?def[^\S\n]+([A-Za-z_][A-Za-z0-9_]*)[^\S\n]*\()"
 )
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
-_MODIFIED_PER_WAVE = 2000  # commits whose patches are asked for while the walk goes on
-_PATHS_PER_PATCH = 12  # paths per patch-writing process (see HistoryIndex._walk)
-# One commit of the walk (``--format=%x1e%H%x1f%h%x1f%ct%x1f%P%x1f%s``, ``--raw -z``): its header,
-# then each change: status (with a rename's score) and path, or old and new paths.
-_RECORD_HEAD = re.compile(
-    rb"([0-9a-f]+)\x1f([0-9a-f]+)\x1f([0-9]*)\x1f([0-9a-f ]*)\x1f([^\0]*)\0")
+_BLOBS_PER_JOB = 400  # versions read per worker job (see HistoryIndex._read_defs)
+# One commit of the walk (``--format=%x1e%H%x1f%ct%x1f%P%x1f%s``, ``--raw -z``): its header,
+# then each change: the old and new objects, status (with a rename's score) and path, or old
+# and new paths.
+_RECORD_HEAD = re.compile(rb"([0-9a-f]+)\x1f([0-9]*)\x1f([0-9a-f ]*)\x1f([^\0]*)\0")
 _RAW_CHANGE = re.compile(
-    rb":[0-7]+ [0-7]+ [0-9a-f]+ [0-9a-f]+ (?:([RC])([0-9]*)\0([^\0]*)\0|([A-Z])[0-9]*\0)([^\0]*)\0")
+    rb":[0-7]+ [0-7]+ ([0-9a-f]+) ([0-9a-f]+) "
+    rb"(?:([RC])([0-9]*)\0([^\0]*)\0|([A-Z])[0-9]*\0)([^\0]*)\0")
 _QUOTED = re.compile(rb'"((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
 _ESCAPES = {b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
@@ -106,31 +114,57 @@ class _Removal:
 
 
 class _Versions:
-    """Old file versions of one batch: the object id of each ``rev:path`` read, and the
-    classes parsed from each (object, module) pair; None where the outline ruled out every
-    method asked about."""
+    """Old file versions of one batch: the object id of each ``rev:path`` read, each blob's
+    outline (a superset of the (class, method) pairs it defines, None where it cannot be
+    read), and the classes extracted from each (object, module) pair."""
 
     def __init__(self, ids: dict[str, str], blobs: dict[str, bytes]) -> None:
         self.ids = ids
         self.blobs = blobs
-        self.parsed: dict[tuple[str, str, bool], dict[str, ClassRecord] | None] = {}
+        self.outlines: dict[str, set[tuple[str, str]] | None] = {}
+        self.parsed: dict[tuple[str, str, bool], dict[str, ClassRecord]] = {}
 
-    def parse(self, jobs: Sequence[BlobJob], keys: Sequence[tuple[str, str, bool]]) -> None:
-        self.parsed.update(zip(keys, parallel_map(classes_of, jobs), strict=True))
+    def outline(self, specs: Iterable[str]) -> None:
+        """Outline the versions ``specs`` name, in parallel."""
+        blobs = list(dict.fromkeys(blob for spec in specs if (blob := self.ids.get(spec))
+                                   and blob not in self.outlines))
+        jobs = [BlobJob(blob, "", False, self.blobs[blob]) for blob in blobs]
+        self.outlines.update(zip(blobs, parallel_map(outline_of, jobs), strict=True))
 
-    def classes(self, spec: str, module: str, is_package: bool, *, full: bool) -> dict[
-        str, ClassRecord
-    ]:
-        """The classes of the version ``spec`` names ({} when there is none). Unless
-        ``full``, a version whose outline ruled out the methods asked about has none."""
+    def may_define(self, spec: str, pairs: Sequence[tuple[str, str]], *, every: bool = False
+                   ) -> bool:
+        """Whether the version ``spec`` names may define any (``every``: all) of ``pairs``;
+        a version that is not there defines none, one that cannot be outlined may."""
+        blob = self.ids.get(spec)
+        if blob is None:
+            return False
+        if blob not in self.outlines:
+            self.outline([spec])
+        found = self.outlines[blob]
+        if found is None:
+            return True
+        return all(p in found for p in pairs) if every else any(p in found for p in pairs)
+
+    def extract(self, versions: Iterable[tuple[str, str, bool]]) -> None:
+        """Extract the classes of the (spec, module, is_package) versions, in parallel."""
+        jobs: dict[tuple[str, str, bool], BlobJob] = {}
+        for spec, module, is_package in versions:
+            blob = self.ids.get(spec)
+            key = (blob or "", module, is_package)
+            if blob is not None and key not in self.parsed and key not in jobs:
+                jobs[key] = BlobJob(spec, module, is_package, self.blobs[blob])
+        found = parallel_map(classes_of, list(jobs.values()))
+        self.parsed.update((key, classes or {}) for key, classes in zip(jobs, found, strict=True))
+
+    def classes(self, spec: str, module: str, is_package: bool) -> dict[str, ClassRecord]:
+        """The classes of the version ``spec`` names ({} when there is none)."""
         blob = self.ids.get(spec)
         if blob is None:
             return {}
         key = (blob, module, is_package)
-        if key not in self.parsed or (full and self.parsed[key] is None):
-            # Not foreseen by the batch: parse it fully now.
-            self.parsed[key] = classes_of(BlobJob(spec, module, is_package, self.blobs[blob]))
-        return self.parsed[key] or {}
+        if key not in self.parsed:  # not foreseen by the batch
+            self.extract([(spec, module, is_package)])
+        return self.parsed[key]
 
 
 class HistoryStore(Protocol):
@@ -148,8 +182,10 @@ class HistoryIndex:
     up to its current content, so an unchanged file never runs ``git log`` again.
     """
 
-    def __init__(self, repo: Repo, store: HistoryStore | None = None) -> None:
+    def __init__(self, repo: Repo, store: HistoryStore | None = None,
+                 max_size: int = 4 * 1024 * 1024) -> None:
         self.repo = repo
+        self.max_size = max_size  # old versions larger than this are not read
         self.store = store
         self.shallow = repo.is_shallow()
         self.boundary = repo.history_boundary()  # answers hold for this shallow boundary only
@@ -175,7 +211,8 @@ class HistoryIndex:
                 missing.append(request)
 
         scanned = self._scan_many(
-            {path: set().union(*wanted.values()) for path, wanted, *_ in missing}
+            {path: set().union(*wanted.values()) for path, wanted, *_ in missing},
+            {path: list(wanted) for path, wanted, *_ in missing},
         )
         versions = self._versions([(path, wanted, module, is_package, scanned.get(path, []))
                                    for path, wanted, module, is_package, _ in missing])
@@ -193,10 +230,11 @@ class HistoryIndex:
     def _versions(
         self, files: Sequence[tuple[str, Mapping[str, set[str]], str, bool, list[_Removal]]]
     ) -> _Versions:
-        """The old versions the removals in ``files`` need, read in one batch and parsed in
-        parallel: every version before a removal (as an outline first: see
-        :mod:`hookguard.git.blobs`), then the version after each removal whose class had
-        the method before it."""
+        """The old versions the removals in ``files`` need, read in one batch. Each step
+        rules out what it can before the next, costlier one (see :meth:`lost_methods`): the
+        versions before the removals are outlined, then the versions after those whose
+        class may have had the method, and only where the class may have lost it are both
+        extracted; each step in parallel."""
         specs: list[str] = []
         for _, _, _, _, removals in files:
             for r in removals:
@@ -205,43 +243,26 @@ class HistoryIndex:
                     specs.append(f"{r.commit}:{r.old_path}")
         ids, blobs = self.repo.read_blobs_by_id(list(dict.fromkeys(specs)))
         versions = _Versions(ids, blobs)
-
-        def questions() -> Iterator[tuple[_Removal, str, bool, list[str]]]:
-            for _, wanted, module, is_package, removals in files:
-                for r in removals:
-                    if r.old_path != r.new_path and f"{r.commit}:{r.old_path}" in ids:
-                        continue  # a copy (see :meth:`lost_methods`): never parsed
-                    asked = [q for q, names in wanted.items() if r.name in names]
-                    if asked:
-                        yield r, module, is_package, asked
-
-        probes: dict[tuple[str, str, bool], set[tuple[str, str]]] = {}
-        names: dict[tuple[str, str, bool], str] = {}
-        for r, module, is_package, asked in questions():
-            spec = f"{r.commit}^:{r.old_path}"
-            blob = ids.get(spec)
-            if blob is not None:
-                key = (blob, module, is_package)
-                names.setdefault(key, spec)
-                probes.setdefault(key, set()).update(
-                    (q.rsplit(".", 1)[-1], r.name) for q in asked)
-        versions.parse([BlobJob(names[k], k[1], k[2], blobs[k[0]], frozenset(p))
-                        for k, p in probes.items()], list(probes))
-        self.blobs_parsed += len(probes)
-
-        after: dict[tuple[str, str, bool], str] = {}
-        for r, module, is_package, asked in questions():
-            before = versions.parsed.get((ids.get(f"{r.commit}^:{r.old_path}", ""), module,
-                                          is_package))
-            spec = f"{r.commit}:{r.new_path}"
-            blob = ids.get(spec)
-            if before and blob is not None and any(
-                q in before and r.name in before[q].methods for q in asked
-            ) and versions.parsed.get((blob, module, is_package)) is None:
-                after.setdefault((blob, module, is_package), spec)
-        versions.parse([BlobJob(spec, k[1], k[2], blobs[k[0]]) for k, spec in after.items()],
-                       list(after))
-        self.blobs_parsed += len(after)
+        events: list[tuple[_Removal, str, bool, list[str]]] = []
+        for _, wanted, module, is_package, removals in files:
+            for r in removals:
+                if r.old_path != r.new_path and f"{r.commit}:{r.old_path}" in ids:
+                    continue  # a copy (see :meth:`lost_methods`): never parsed
+                asked = [q for q, names in wanted.items() if r.name in names]
+                if asked:
+                    events.append((r, module, is_package, asked))
+        versions.outline(f"{r.commit}^:{r.old_path}" for r, *_ in events)
+        maybe = [(r, module, is_package, had) for r, module, is_package, asked in events
+                 if (had := _may_have(versions, r, asked))]
+        versions.outline(f"{r.commit}:{r.new_path}" for r, *_ in maybe)
+        versions.extract(
+            version
+            for r, module, is_package, had in maybe
+            if not _may_keep(versions, r, had)
+            for version in ((f"{r.commit}^:{r.old_path}", module, is_package),
+                            (f"{r.commit}:{r.new_path}", module, is_package))
+        )
+        self.blobs_parsed += len(versions.parsed)
         return versions
 
     def lost_methods(
@@ -281,16 +302,16 @@ class HistoryIndex:
             # only when one is left, the after-blob only when a class had the method before.
             open_classes = [q for q, candidates in wanted.items()
                             if removal.name in candidates and (q, removal.name) not in found]
-            if not open_classes:
+            maybe = _may_have(versions, removal, open_classes)
+            if not maybe or _may_keep(versions, removal, maybe):
                 continue
             before = versions.classes(f"{removal.commit}^:{removal.old_path}", module,
-                                      is_package, full=False)
-            had = [q for q in open_classes
-                   if q in before and removal.name in before[q].methods]
+                                      is_package)
+            had = [q for q in maybe if q in before and removal.name in before[q].methods]
             if not had:
                 continue
             after = versions.classes(f"{removal.commit}:{removal.new_path}", module,
-                                     is_package, full=True)
+                                     is_package)
             for qualname in had:
                 key = (qualname, removal.name)
                 old_class, new_class = before[qualname], after.get(qualname)
@@ -418,90 +439,121 @@ class HistoryIndex:
             return False
         return True
 
-    def _scan_many(self, names_by_path: Mapping[str, set[str]]) -> dict[str, list[_Removal]]:
-        """Removed ``def`` lines of the wanted names in many files: one walk of the whole
-        history, then patches of just the commits that modified those files.
+    def _scan_many(
+        self, names_by_path: Mapping[str, set[str]],
+        classes_by_path: Mapping[str, Iterable[str]] | None = None,
+    ) -> dict[str, list[_Removal]]:
+        """The commits that may have taken a wanted method from a class of each file, newest
+        first: one walk of the whole history, then each version of the files read once.
 
-        The walk (``git log -M --raw``, no pathspec) names every file each commit changed and
+        The walk (``git log -M --raw``, no pathspec: matching one against every tree of a
+        long history costs more than the walk) names every file each commit changed and
         every rename, so each file is followed back through its earlier names; walking back, a
         path stops belonging to a file where that file was created, so a file later
-        re-created under a moved file's old name never takes the moved file's history.
+        re-created under a moved file's old name never takes the moved file's history. Each
+        version the commits that modified a file left is read for its ``def`` statements
+        of the wanted names (:func:`~hookguard.git.blobs.def_owners`, in worker processes);
+        a commit after which fewer of them stand under one of the file's top-level classes
+        (``classes_by_path``: the classes asked about, by qualname; any when not given) may
+        have removed, renamed or moved a method, and is a removal for :meth:`lost_methods`
+        to verify. A signature edited or a method moved within its class is none.
         """
         if not names_by_path:
             return {}
-        wanted = {n.encode() for names in names_by_path.values() for n in names}
         found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
         try:
-            touches, bodies = self._walk(names_by_path)
+            touches, short = self._walk(names_by_path)
+            owners = self._read_defs(touches, names_by_path)
         except GitError as exc:
             self.errors.append(f"history unavailable ({exc}); falling back to one file at a "
                                "time")
             return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
+        tops = {path: {q.split(".", 1)[0].encode() for q in classes} | {b""}
+                for path, classes in (classes_by_path or {}).items()}
         for touch in touches:  # newest first
-            for diff in _read_patch(bodies.get(touch.commit, b""), wanted):
-                owner = touch.owners.get(diff.new_path)
-                if owner is None:
-                    continue
-                found[owner].extend(
-                    _Removal(touch.commit, touch.short, touch.subject, touch.when,
-                             diff.old_path, diff.new_path, name)
-                    for name in diff.removed if name in names_by_path[owner])
+            for file, old_path, new_path, old_blob, new_blob in touch.changes:
+                before, after = owners.get(old_blob), owners.get(new_blob)
+                if before is None or after is None:
+                    continue  # a version not read (see _read_defs): no evidence either way
+                heads = tops.get(file)
+                for name, counts in before.items():
+                    text = name.decode()
+                    kept = after.get(name, {})
+                    if text in names_by_path[file] and any(
+                        count > kept.get(head, 0) for head, count in counts.items()
+                        if heads is None or head in heads
+                    ):
+                        found[file].append(_Removal(touch.commit, touch.commit[:short],
+                                                    touch.subject, touch.when, old_path,
+                                                    new_path, text))
         return found
 
-    def _walk(
-        self, names_by_path: Mapping[str, set[str]], wave_size: int = _MODIFIED_PER_WAVE,
-        workers: int | None = None, group_size: int = _PATHS_PER_PATCH,
-    ) -> tuple[list[_Touch], dict[str, bytes]]:
-        """The commits that modified the files asked about (newest first), and their patches.
-
-        A pathspec would make git match every tree entry of every commit against every path
-        of it (most of a long walk's time), so the walk lists every commit's changes and the
-        files asked about are picked here. Patches are written only for modifications (an
-        added or deleted file never loses a method from a class that stays), a few sorted
-        paths at a time, each process given only the commits that changed one of its paths,
-        side by side on several cores while the walk goes on; a commit that renamed or
-        retyped one of the files is written with just its own paths.
-        """
+    def _walk(self, names_by_path: Mapping[str, set[str]]) -> tuple[list[_Touch], int]:
+        """The commits that modified the files asked about (newest first), and the length of
+        an abbreviated commit id in this repository."""
         lineage = _Lineage({p.encode("utf-8", "surrogateescape"): p for p in names_by_path})
-        cpus = max(1, workers if workers is not None else (os.cpu_count() or 1))
         touches: list[_Touch] = []
-        wave: list[_Touch] = []
         progress.start("commits")
         self.git_logs += 1
-        with ThreadPoolExecutor(max_workers=cpus) as pool:
-            parts: list[Future[dict[str, bytes]]] = []
-
-            def flush() -> None:
-                parts.extend(pool.submit(self._patches, commits, paths)
-                             for commits, paths in _patch_jobs(wave, group_size))
-                wave.clear()
-
-            for record in self.repo.git_records(
-                "log", "--date-order", "-M", "--raw", "-z", "--no-color",
-                "--format=%x1e%H%x1f%h%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
-            ):
-                progress.advance("commits")
-                touch = _read_record(record, lineage)
-                if touch is not None:
-                    touches.append(touch)
-                    if touch.paths:
-                        wave.append(touch)
-                        if len(wave) >= wave_size:
-                            flush()
-            flush()
-            bodies: dict[str, bytes] = {}
-            for part in parts:
-                for commit, body in part.result().items():
-                    bodies[commit] = bodies.get(commit, b"") + body
+        for record in self.repo.git_records(
+            "log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
+            "--format=%x1e%H%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
+        ):
+            progress.advance("commits")
+            touch = _read_record(record, lineage)
+            if touch is not None:
+                touches.append(touch)
         progress.done("commits")
-        return touches, bodies
+        short = len(self.repo.git("rev-parse", "--short", "HEAD").strip()) if touches else 7
+        return touches, short
 
-    def _patches(self, commits: Sequence[str], paths: Sequence[str]) -> dict[str, bytes]:
-        """Each commit's ``-U0`` patch for ``paths`` (read literally, whatever the paths)."""
-        out = self.repo.git("--literal-pathspecs", "log", "--no-walk=unsorted", "--stdin",
-                            *_PATCH, "-M", "--format=%x1e%H", "--", *paths,
-                            input_="".join(f"{c}\n" for c in commits).encode())
-        return {commit.decode(): body for commit, body in _bodies(out).items()}
+    def _read_defs(
+        self, touches: Sequence[_Touch], names_by_path: Mapping[str, set[str]],
+        workers: int | None = None, per_job: int = _BLOBS_PER_JOB,
+    ) -> dict[str, DefOwners]:
+        """:func:`~hookguard.git.blobs.def_owners` of every version ``touches`` left, each
+        read once, in worker processes (a file's versions together: git reads each from the
+        one before it)."""
+        names: dict[str, int] = {}  # file -> index in ``tables``
+        tables: list[frozenset[bytes]] = []
+        wanted: dict[str, int] = {}  # blob -> its file's names
+        by_file: dict[int, list[str]] = {}
+        files: dict[str, str] = {}  # blob -> a file it is a version of
+        for touch in touches:
+            for file, _, _, old_blob, new_blob in touch.changes:
+                index = names.get(file)
+                if index is None:
+                    index = names[file] = len(tables)
+                    tables.append(frozenset(n.encode() for n in names_by_path[file]))
+                for blob in (new_blob, old_blob):
+                    if blob not in wanted:
+                        wanted[blob] = index
+                        files[blob] = file
+                        by_file.setdefault(index, []).append(blob)
+                    elif wanted[blob] != index:  # one content, two files: both files' names
+                        merged = tables[wanted[blob]] | tables[index]
+                        tables.append(merged)
+                        wanted[blob] = len(tables) - 1
+        order = [blob for blobs in by_file.values() for blob in blobs]
+        root = os.fspath(self.repo.root)
+        jobs = [DefScan(root, tuple((blob, wanted[blob]) for blob in order[i:i + per_job]),
+                        tuple(tables), self.max_size)
+                for i in range(0, len(order), per_job)]
+        owners: dict[str, DefOwners] = {}
+        unread: dict[str, tuple[str, int]] = {}  # file -> a version not read, and its size
+        for answers in parallel_map(scan_defs, jobs, workers=workers, threshold=2):
+            for blob, found in answers:
+                if isinstance(found, int):
+                    unread.setdefault(files[blob], (blob, found))
+                else:
+                    owners[blob] = found
+        for file, (blob, size) in unread.items():
+            self.errors.append(
+                f"{file}: history unavailable (git object {blob} is missing: a partial or "
+                "damaged clone)" if size < 0 else
+                f"{file}: history skips versions over max-file-size ({blob}: "
+                f"{size / 2**20:.1f} MiB)")
+        return owners
 
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         self.git_logs += 1
@@ -514,6 +566,26 @@ class HistoryIndex:
             self.errors.append(f"{path}: history unavailable ({exc})")
             return []
         return list(_parse_log(out, {n.encode() for n in names}))
+
+
+def _may_have(versions: _Versions, removal: _Removal, classes: Sequence[str]) -> list[str]:
+    """Those of ``classes`` that may have had the removed method before the removal (by the
+    version's outline)."""
+    before = f"{removal.commit}^:{removal.old_path}"
+    return [q for q in classes
+            if versions.may_define(before, [(q.rsplit(".", 1)[-1], removal.name)])]
+
+
+def _may_keep(versions: _Versions, removal: _Removal, classes: Sequence[str]) -> bool:
+    """Whether every one of ``classes`` may still define the method after the removal (the
+    outline pairs it with a class of that name: a signature edited, a method moved within
+    its class). Then the commit is not read as a loss: the outline's superset only ever
+    hides one (a method dropped while a nested function of its name stays)."""
+    after = f"{removal.commit}:{removal.new_path}"
+    if after not in versions.ids:
+        return True  # the file is gone: its classes lost nothing (they went with it)
+    return versions.may_define(after, [(q.rsplit(".", 1)[-1], removal.name) for q in classes],
+                               every=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,15 +611,13 @@ class _Commit:
 
 @dataclass(frozen=True, slots=True)
 class _Touch:
-    """A commit of the walk that changed a file asked about."""
+    """A commit of the walk that modified a file asked about."""
 
     commit: str
-    short: str
     subject: str
     when: int
-    owners: dict[str, str]  # a changed path (after the commit) -> the file asked about
-    paths: tuple[str, ...]  # the paths its patch is written for; () when nothing can be lost
-    plain: bool  # only modified in place: its patch can be written a path group at a time
+    # (the file asked about, its old and new paths, its old and new objects), each change
+    changes: tuple[tuple[str, str, str, str, str], ...]
 
 
 class _Lineage:
@@ -581,73 +651,48 @@ class _Lineage:
 
 def _read_record(record: bytes, lineage: _Lineage) -> _Touch | None:
     """One commit of the walk, newest first: what it did to the files asked about. None when
-    it changed none of them."""
+    it modified none of them (it may still have created or renamed one)."""
     head = _RECORD_HEAD.match(record)
     if head is None:
         return None
     owner = lineage.at(head.group(1))
-    mine: list[tuple[bytes, bytes, bytes, bytes]] = []  # status, score, old path, new path
-    owners: dict[str, str] = {}
+    mine: list[tuple[bytes, bytes, bytes, bytes, bytes, bytes, str]] = []
+    if owner or lineage.renamed:  # (status, score, old and new path, old and new object, file)
+        for change in _RAW_CHANGE.finditer(record, head.end()):
+            new = change.group(7)
+            file = owner.get(new) or lineage.renamed.get(new)
+            if file is not None:
+                if change.group(3):
+                    mine.append((change.group(3), change.group(4), change.group(5), new,
+                                 change.group(1), change.group(2), file))
+                else:
+                    mine.append((change.group(6), b"", new, new, change.group(1),
+                                 change.group(2), file))
+    before = owner
+    if any(status in (b"A", b"C", b"R") for status, *_ in mine):
+        before = dict(owner)  # the paths before this commit, for its parents
+        for status, _, _, new, _, _, _ in mine:  # created here (a copy too): older commits
+            if status in (b"A", b"C"):  # are not its
+                before.pop(new, None)
+                lineage.renamed.pop(new, None)
+        for status, _, old, new, _, _, file in mine:
+            if status == b"R":
+                before.pop(new, None)
+                before[old] = lineage.renamed[old] = file
+    lineage.hand_down(head.group(3), before)
 
     def text(path: bytes) -> str:
         return path.decode("utf-8", "surrogateescape")
 
-    if owner or lineage.renamed:
-        for change in _RAW_CHANGE.finditer(record, head.end()):
-            new = change.group(5)
-            file = owner.get(new) or lineage.renamed.get(new)
-            if file is not None:
-                owners[text(new)] = file
-                if change.group(1):
-                    mine.append((change.group(1), change.group(2), change.group(3), new))
-                else:
-                    mine.append((change.group(4), b"", new, new))
-    if not mine:
-        lineage.hand_down(head.group(4), owner)
+    changes = tuple(
+        (file, text(old), text(new), old_blob.decode(), new_blob.decode())
+        for status, score, old, new, old_blob, new_blob, file in mine
+        if status == b"M" or (status == b"R" and score != b"100")  # edited, not just moved
+    )
+    if not changes:
         return None
-
-    paths: list[str] = []
-    plain = True
-    for status, score, old, new in mine:
-        if status == b"M":
-            paths.append(text(new))
-        elif status == b"R" and score != b"100":  # renamed and edited
-            paths += [text(old), text(new)]
-            plain = False
-    before = owner
-    if any(status in (b"A", b"C", b"R") for status, *_ in mine):
-        before = dict(owner)  # the paths before this commit, for its parents
-        for status, _, _, new in mine:  # created here (a copy too): older commits are not its
-            if status in (b"A", b"C"):
-                before.pop(new, None)
-                lineage.renamed.pop(new, None)
-        for status, _, old, new in mine:
-            if status == b"R":
-                file = owners[text(new)]
-                before.pop(new, None)
-                before[old] = lineage.renamed[old] = file
-    lineage.hand_down(head.group(4), before)
-    return _Touch(head.group(1).decode(), head.group(2).decode(),
-                  head.group(5).decode(errors="replace"), int(head.group(3) or 0), owners,
-                  tuple(paths), plain)
-
-
-def _patch_jobs(
-    touches: Sequence[_Touch], group_size: int
-) -> Iterator[tuple[list[str], list[str]]]:
-    """(commits, paths) for each patch-writing process: a renaming commit with its own paths;
-    the rest by runs of ``group_size`` sorted paths, each with the commits that changed one."""
-    by_path: dict[str, list[str]] = {}
-    for touch in touches:
-        if not touch.plain:
-            yield [touch.commit], list(dict.fromkeys(touch.paths))
-            continue
-        for path in touch.paths:
-            by_path.setdefault(path, []).append(touch.commit)
-    paths = sorted(by_path)
-    for start in range(0, len(paths), max(1, group_size)):
-        group = paths[start:start + group_size]
-        yield list(dict.fromkeys(c for path in group for c in by_path[path])), group
+    return _Touch(head.group(1).decode(), head.group(4).decode(errors="replace"),
+                  int(head.group(2) or 0), changes)
 
 
 def _unquote(text: bytes) -> bytes:
@@ -736,13 +781,3 @@ def _parse_log(out: bytes, wanted: set[bytes]) -> Iterator[_Removal]:
         for diff in commit.files:
             for name in diff.removed:
                 yield commit.removal(diff, name)
-
-
-def _bodies(out: bytes) -> dict[bytes, bytes]:
-    """``git log --format=%x1e%H -p`` output: each commit's patch text, from the newline
-    before its first line."""
-    bodies: dict[bytes, bytes] = {}
-    for chunk in out.split(b"\x1e")[1:]:
-        commit, newline, body = chunk.partition(b"\n")
-        bodies[commit] = newline + body
-    return bodies

@@ -10,6 +10,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import threading
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,51 @@ class Repo:
         """Contents of many blobs (or ``rev:path`` names) through one ``cat-file --batch``."""
         ids, blobs = self.read_blobs_by_id(shas)
         return {name: blobs[sha] for name, sha in ids.items()}
+
+    def each_blob(
+        self, names: Sequence[str], max_size: int
+    ) -> Generator[tuple[str, bytes | None, int], None, None]:
+        """Each named object's contents, one at a time as ``git cat-file --batch`` writes
+        them (memory for one object, whatever their number), with its size: None for one
+        that is missing (size -1) or over ``max_size`` (read past, never kept)."""
+        if not names:
+            return
+        proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.root, env=_ENV,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def feed() -> None:  # beside the reading: a long list would fill the pipe
+            with contextlib.suppress(OSError):
+                stdin.write("".join(f"{name}\n" for name in names).encode())
+                stdin.close()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for name in names:
+                header = stdout.readline().split()
+                if len(header) < 3 or header[1] == b"missing":
+                    if not header:
+                        raise GitError("git cat-file stopped early")
+                    yield name, None, -1
+                    continue
+                size = int(header[2])
+                kept = size <= max_size
+                data = stdout.read(size + 1) if kept else b""
+                left = size + 1 - len(data)
+                while left > 0:  # past an object too large to keep, a chunk at a time
+                    chunk = stdout.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise GitError("git cat-file stopped early")
+                    left -= len(chunk)
+                yield name, data[:size] if kept else None, size
+        finally:
+            proc.kill()
+            writer.join()
+            stdout.close()
+            proc.wait()
 
     def read_blobs_by_id(
         self, names: Sequence[str]

@@ -622,7 +622,7 @@ class _FileExtractor:
         self.branches = 0  # depth of ``if``/``try``/loop blocks around the statement walked
         self.ambiguous: set[str] = set()
 
-    def run(self, tree: ast.Module) -> FileRecord:
+    def run(self, tree: ast.Module, classes_only: bool = False) -> FileRecord:
         module_names: set[str] = set()
         for stmt in tree.body:
             module_names.update(_bound_names(stmt))
@@ -635,8 +635,11 @@ class _FileExtractor:
                 if target is not None:
                     self.record.aliases[stmt.targets[0].id] = target
         self._walk_scope(tree.body, qualprefix="", in_function=False)
-        self._scan_references(tree)
         record = self.record
+        if classes_only:
+            record.imports = self.imports
+            return record
+        self._scan_references(tree)
         for stmt in tree.body:  # ``sys.modules["pkg.old"] = new_module``: after the imports
             alias = _sys_modules_alias(stmt)
             if alias is not None:
@@ -1190,8 +1193,12 @@ def parse_quietly(source: str | bytes, path: str = "<unknown>") -> ast.Module:
         return ast.parse(source, filename=path)
 
 
-def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord:
-    """Parse ``data`` and return its record; parse failures give a record with ``error`` set."""
+def extract(
+    path: str, module: str, is_package: bool, data: bytes, *, classes_only: bool = False
+) -> FileRecord:
+    """Parse ``data`` and return its record; parse failures give a record with ``error`` set.
+    ``classes_only``: the classes and imports alone, without the file's references to names
+    elsewhere (what an old version read for history evidence needs: a third less work)."""
     try:
         if b"\0" in data:
             raise ValueError("file contains NUL bytes (binary, not Python source)")
@@ -1205,7 +1212,7 @@ def extract(path: str, module: str, is_package: bool, data: bytes) -> FileRecord
             tree = _parse_newer_grammar(text, path, original)
         else:
             text = _decode(data)
-        return _FileExtractor(path, module, is_package, text).run(tree)
+        return _FileExtractor(path, module, is_package, text).run(tree, classes_only)
     except SyntaxError as exc:
         line = exc.lineno or 0
         return _error(path, module, is_package, f"syntax error: {exc.msg}", line)
