@@ -4,12 +4,20 @@ pair the ``ast`` outline finds, or give up (None) and leave the decision to ``as
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from hookguard.git.blobs import BlobJob, classes_of, def_pairs, scan_pairs
+from hookguard.git.blobs import (
+    BlobJob,
+    classes_of,
+    def_pairs,
+    newer_grammar_possible,
+    scan_pairs,
+)
 from tests.test_history import SOURCES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,3 +188,26 @@ def test_scan_rules_out_python_2_blobs_only_when_no_probe_is_there() -> None:
                               frozenset({("A", "other")}))) is None
     full = classes_of(BlobJob("u.py", "u", False, unreadable, frozenset({("A", "m")})))
     assert full is not None and "m" in full["A"].methods
+
+
+# Syntax one Python newer than the interpreter running the tests.
+NEWER = {10: "class C:\n    def m(self):\n        try:\n            pass\n"
+             "        except* ValueError:\n            pass\n",
+         11: "class C[T]:\n    def m(self):\n        pass\n",
+         12: "class C[T]:\n    def m(self):\n        pass\n\ntype A = int\n",
+         13: "class C:\n    def m(self):\n        return t'{self}'\n",
+         14: "lazy import os\n\n\nclass C:\n    def m(self):\n        pass\n"}
+
+
+@pytest.mark.skipif(sys.version_info.minor not in NEWER, reason="no newer syntax listed")
+def test_an_old_version_is_not_read_as_newer_python() -> None:
+    """A version the running ``ast`` rejects is repaired as newer Python only when it was
+    committed late enough to hold it; an older one is old Python (Python 2), left unread."""
+    data = NEWER[sys.version_info.minor].encode()
+    with pytest.raises(SyntaxError):
+        ast.parse(data)
+    recent = classes_of(BlobJob("new.py", "new", False, data, when=int(time.time())))
+    assert recent is not None and "m" in recent["C"].methods
+    assert classes_of(BlobJob("new.py", "new", False, data)) == recent  # time unknown
+    assert classes_of(BlobJob("old.py", "old", False, data, when=1262304000)) == {}  # 2010
+    assert newer_grammar_possible(0) and not newer_grammar_possible(1262304000)

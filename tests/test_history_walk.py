@@ -32,9 +32,7 @@ def _found(repo: GitRepo, wanted: dict[str, set[str]], **settings: int) -> dict[
     index = HistoryIndex(Repo(repo.root))
     removals = index._scan_many(wanted)
     if settings:  # the versions read in other batches, by other numbers of workers
-        touches, _ = index._walk(wanted)
-        assert index._read_defs(touches, wanted, **settings) == index._read_defs(touches,
-                                                                                 wanted)
+        assert index._walk(wanted, **settings) == index._walk(wanted)
     return {path: [(r.subject, r.old_path, r.new_path, r.name) for r in found]
             for path, found in removals.items()}
 

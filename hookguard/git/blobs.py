@@ -155,6 +155,22 @@ class BlobJob:
     is_package: bool
     data: bytes
     probes: frozenset[tuple[str, str]] | None = None
+    when: int = 0  # the version's commit time, or a later one (0: unknown)
+
+
+# When the first alpha of each Python came out: no version committed half a year before the
+# next Python's first alpha can hold its new syntax, so a version older than that which the
+# running ``ast`` rejects is old Python (Python 2 in a long history), not worth repairing.
+_FIRST_ALPHA = {11: 1633392000, 12: 1666656000, 13: 1697155200, 14: 1728950400,
+                15: 1760400000}
+_HALF_YEAR = 183 * 86400
+
+
+def newer_grammar_possible(when: int) -> bool:
+    """Whether a version committed at ``when`` (0: unknown) may use Python newer than this
+    interpreter's."""
+    alpha = _FIRST_ALPHA.get(sys.version_info.minor + 1)
+    return when == 0 or alpha is None or when >= alpha - _HALF_YEAR
 
 
 def outline_of(job: BlobJob) -> set[tuple[str, str]] | None:
@@ -180,7 +196,8 @@ def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
         pairs = outline_of(job)
         if pairs is not None and not job.probes & pairs:
             return None
-    record = extract(job.name, job.module, job.is_package, job.data, classes_only=True)
+    record = extract(job.name, job.module, job.is_package, job.data, classes_only=True,
+                     newer_grammar=newer_grammar_possible(job.when))
     return {c.qualname: c for c in record.classes}
 
 
@@ -245,9 +262,9 @@ def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
     """:func:`def_owners` of each blob of ``job``, read through one ``git cat-file --batch``
     (in a worker process: only the small answers travel back); for a blob the repository
     lacks, -1, and for one over ``job.max_size``, its size."""
-    index = dict(job.blobs)
-    return [(blob, def_owners(data, job.names[index[blob]]) if data is not None else size)
-            for blob, data, size in Repo(Path(job.root)).each_blob(list(index), job.max_size)]
+    read = Repo(Path(job.root)).each_blob([blob for blob, _ in job.blobs], job.max_size)
+    return [(blob, def_owners(data, job.names[names]) if data is not None else size)
+            for (blob, names), (_, data, size) in zip(job.blobs, read, strict=True)]
 
 
 _In = TypeVar("_In")
@@ -255,18 +272,15 @@ _Out = TypeVar("_Out")
 
 
 def parallel_map(
-    function: Callable[[_In], _Out], items: Sequence[_In], workers: int | None = None,
-    threshold: int = PARALLEL_THRESHOLD,
+    function: Callable[[_In], _Out], items: Sequence[_In], workers: int | None = None
 ) -> list[_Out]:
-    """``function`` over ``items`` in worker processes when there are enough (``threshold``)
-    to pay for them."""
+    """``function`` over ``items`` in worker processes when there are enough to pay for them."""
     cpus = workers if workers is not None else (os.cpu_count() or 1)
-    if len(items) < threshold or cpus < 2:
+    if len(items) < PARALLEL_THRESHOLD or cpus < 2:
         return [function(item) for item in items]
     import multiprocessing
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=min(cpus, len(items)), mp_context=context) as pool:
-        chunk = _CHUNK if threshold == PARALLEL_THRESHOLD else 1
-        return list(pool.map(function, items, chunksize=chunk))
+        return list(pool.map(function, items, chunksize=_CHUNK))

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -145,25 +147,28 @@ class _Versions:
             return True
         return all(p in found for p in pairs) if every else any(p in found for p in pairs)
 
-    def extract(self, versions: Iterable[tuple[str, str, bool]]) -> None:
-        """Extract the classes of the (spec, module, is_package) versions, in parallel."""
+    def extract(self, versions: Iterable[tuple[str, str, bool, int]]) -> None:
+        """Extract the classes of the (spec, module, is_package, commit time or a later one)
+        versions, in parallel."""
         jobs: dict[tuple[str, str, bool], BlobJob] = {}
-        for spec, module, is_package in versions:
+        for spec, module, is_package, when in versions:
             blob = self.ids.get(spec)
             key = (blob or "", module, is_package)
             if blob is not None and key not in self.parsed and key not in jobs:
-                jobs[key] = BlobJob(spec, module, is_package, self.blobs[blob])
+                jobs[key] = BlobJob(spec, module, is_package, self.blobs[blob], when=when)
         found = parallel_map(classes_of, list(jobs.values()))
         self.parsed.update((key, classes or {}) for key, classes in zip(jobs, found, strict=True))
 
-    def classes(self, spec: str, module: str, is_package: bool) -> dict[str, ClassRecord]:
+    def classes(self, spec: str, module: str, is_package: bool, when: int) -> dict[
+        str, ClassRecord
+    ]:
         """The classes of the version ``spec`` names ({} when there is none)."""
         blob = self.ids.get(spec)
         if blob is None:
             return {}
         key = (blob, module, is_package)
         if key not in self.parsed:  # not foreseen by the batch
-            self.extract([(spec, module, is_package)])
+            self.extract([(spec, module, is_package, when)])
         return self.parsed[key]
 
 
@@ -259,8 +264,8 @@ class HistoryIndex:
             version
             for r, module, is_package, had in maybe
             if not _may_keep(versions, r, had)
-            for version in ((f"{r.commit}^:{r.old_path}", module, is_package),
-                            (f"{r.commit}:{r.new_path}", module, is_package))
+            for version in ((f"{r.commit}^:{r.old_path}", module, is_package, r.when),
+                            (f"{r.commit}:{r.new_path}", module, is_package, r.when))
         )
         self.blobs_parsed += len(versions.parsed)
         return versions
@@ -306,12 +311,12 @@ class HistoryIndex:
             if not maybe or _may_keep(versions, removal, maybe):
                 continue
             before = versions.classes(f"{removal.commit}^:{removal.old_path}", module,
-                                      is_package)
+                                      is_package, removal.when)
             had = [q for q in maybe if q in before and removal.name in before[q].methods]
             if not had:
                 continue
             after = versions.classes(f"{removal.commit}:{removal.new_path}", module,
-                                     is_package)
+                                     is_package, removal.when)
             for qualname in had:
                 key = (qualname, removal.name)
                 old_class, new_class = before[qualname], after.get(qualname)
@@ -462,8 +467,7 @@ class HistoryIndex:
             return {}
         found: dict[str, list[_Removal]] = {p: [] for p in names_by_path}
         try:
-            touches, short = self._walk(names_by_path)
-            owners = self._read_defs(touches, names_by_path)
+            touches, short, owners = self._walk(names_by_path)
         except GitError as exc:
             self.errors.append(f"history unavailable ({exc}); falling back to one file at a "
                                "time")
@@ -472,88 +476,55 @@ class HistoryIndex:
                 for path, classes in (classes_by_path or {}).items()}
         for touch in touches:  # newest first
             for file, old_path, new_path, old_blob, new_blob in touch.changes:
-                before, after = owners.get(old_blob), owners.get(new_blob)
+                before, after = owners.get((file, old_blob)), owners.get((file, new_blob))
                 if before is None or after is None:
-                    continue  # a version not read (see _read_defs): no evidence either way
+                    continue  # a version not read (see _DefReader): no evidence either way
                 heads = tops.get(file)
                 for name, counts in before.items():
-                    text = name.decode()
                     kept = after.get(name, {})
-                    if text in names_by_path[file] and any(
-                        count > kept.get(head, 0) for head, count in counts.items()
-                        if heads is None or head in heads
-                    ):
+                    if any(count > kept.get(head, 0) for head, count in counts.items()
+                           if heads is None or head in heads):
                         found[file].append(_Removal(touch.commit, touch.commit[:short],
                                                     touch.subject, touch.when, old_path,
-                                                    new_path, text))
+                                                    new_path, name.decode()))
         return found
 
-    def _walk(self, names_by_path: Mapping[str, set[str]]) -> tuple[list[_Touch], int]:
-        """The commits that modified the files asked about (newest first), and the length of
-        an abbreviated commit id in this repository."""
+    def _walk(
+        self, names_by_path: Mapping[str, set[str]], workers: int | None = None,
+        per_job: int = _BLOBS_PER_JOB,
+    ) -> tuple[list[_Touch], int, dict[tuple[str, str], DefOwners]]:
+        """The commits that modified the files asked about (newest first); the length of an
+        abbreviated commit id in this repository; and the def statements of the wanted names
+        in each version of each file those commits left, read in worker processes while the
+        walk goes on (:class:`_DefReader`)."""
         lineage = _Lineage({p.encode("utf-8", "surrogateescape"): p for p in names_by_path})
+        reader = _DefReader(os.fspath(self.repo.root), names_by_path, self.max_size,
+                            workers, per_job)
         touches: list[_Touch] = []
         progress.start("commits")
         self.git_logs += 1
-        for record in self.repo.git_records(
-            "log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
-            "--format=%x1e%H%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
-        ):
-            progress.advance("commits")
-            touch = _read_record(record, lineage)
-            if touch is not None:
-                touches.append(touch)
-        progress.done("commits")
-        short = len(self.repo.git("rev-parse", "--short", "HEAD").strip()) if touches else 7
-        return touches, short
-
-    def _read_defs(
-        self, touches: Sequence[_Touch], names_by_path: Mapping[str, set[str]],
-        workers: int | None = None, per_job: int = _BLOBS_PER_JOB,
-    ) -> dict[str, DefOwners]:
-        """:func:`~hookguard.git.blobs.def_owners` of every version ``touches`` left, each
-        read once, in worker processes (a file's versions together: git reads each from the
-        one before it)."""
-        names: dict[str, int] = {}  # file -> index in ``tables``
-        tables: list[frozenset[bytes]] = []
-        wanted: dict[str, int] = {}  # blob -> its file's names
-        by_file: dict[int, list[str]] = {}
-        files: dict[str, str] = {}  # blob -> a file it is a version of
-        for touch in touches:
-            for file, _, _, old_blob, new_blob in touch.changes:
-                index = names.get(file)
-                if index is None:
-                    index = names[file] = len(tables)
-                    tables.append(frozenset(n.encode() for n in names_by_path[file]))
-                for blob in (new_blob, old_blob):
-                    if blob not in wanted:
-                        wanted[blob] = index
-                        files[blob] = file
-                        by_file.setdefault(index, []).append(blob)
-                    elif wanted[blob] != index:  # one content, two files: both files' names
-                        merged = tables[wanted[blob]] | tables[index]
-                        tables.append(merged)
-                        wanted[blob] = len(tables) - 1
-        order = [blob for blobs in by_file.values() for blob in blobs]
-        root = os.fspath(self.repo.root)
-        jobs = [DefScan(root, tuple((blob, wanted[blob]) for blob in order[i:i + per_job]),
-                        tuple(tables), self.max_size)
-                for i in range(0, len(order), per_job)]
-        owners: dict[str, DefOwners] = {}
-        unread: dict[str, tuple[str, int]] = {}  # file -> a version not read, and its size
-        for answers in parallel_map(scan_defs, jobs, workers=workers, threshold=2):
-            for blob, found in answers:
-                if isinstance(found, int):
-                    unread.setdefault(files[blob], (blob, found))
-                else:
-                    owners[blob] = found
+        try:
+            for record in self.repo.git_records(
+                "log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
+                "--format=%x1e%H%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
+            ):
+                progress.advance("commits")
+                touch = _read_record(record, lineage)
+                if touch is not None:
+                    touches.append(touch)
+                    reader.add(touch)
+            owners, unread = reader.results()
+        finally:
+            reader.close()
+            progress.done("commits")
         for file, (blob, size) in unread.items():
             self.errors.append(
                 f"{file}: history unavailable (git object {blob} is missing: a partial or "
                 "damaged clone)" if size < 0 else
                 f"{file}: history skips versions over max-file-size ({blob}: "
                 f"{size / 2**20:.1f} MiB)")
-        return owners
+        short = len(self.repo.git("rev-parse", "--short", "HEAD").strip()) if touches else 7
+        return touches, short, owners
 
     def _scan(self, path: str, names: set[str], rev_range: str | None = None) -> list[_Removal]:
         self.git_logs += 1
@@ -618,6 +589,88 @@ class _Touch:
     when: int
     # (the file asked about, its old and new paths, its old and new objects), each change
     changes: tuple[tuple[str, str, str, str, str], ...]
+
+
+class _DefReader:
+    """Reads :func:`~hookguard.git.blobs.def_owners` of each version the walk's commits left
+    (each version of each file once), a job of ``per_job`` versions at a time in worker
+    processes as the walk goes on; a history with fewer versions is read in this process."""
+
+    def __init__(self, root: str, names_by_path: Mapping[str, set[str]], max_size: int,
+                 workers: int | None, per_job: int) -> None:
+        self.root, self.max_size, self.per_job = root, max_size, per_job
+        self.names = {p: frozenset(n.encode() for n in names) for p, names in
+                      names_by_path.items()}
+        self.cpus = workers if workers is not None else (os.cpu_count() or 1)
+        self.pending: dict[str, list[str]] = {}  # file -> versions not yet asked for
+        self.count = 0
+        self.seen: set[tuple[str, str]] = set()
+        self.pool: ProcessPoolExecutor | None = None
+        self.jobs: list[tuple[list[str], Future[list[tuple[str, DefOwners | int]]]]] = []
+
+    def add(self, touch: _Touch) -> None:
+        for file, _, _, old_blob, new_blob in touch.changes:
+            for blob in (new_blob, old_blob):
+                if (file, blob) not in self.seen:
+                    self.seen.add((file, blob))
+                    pending = self.pending.setdefault(file, [])
+                    pending.append(blob)
+                    self.count += 1
+                    if len(pending) >= self.per_job and self.cpus > 1:
+                        # A long run of one file's versions: git reads each from the one
+                        # before it (deltas), so a job holds a file's run, not a mix.
+                        self._submit(self._job([file]))
+
+    def _job(self, files: Sequence[str]) -> tuple[list[str], DefScan]:
+        """A job for the pending versions of ``files``, a file's together."""
+        tables = {file: n for n, file in enumerate(files)}
+        order = [(file, blob) for file in files for blob in self.pending.pop(file)]
+        self.count -= len(order)
+        job = DefScan(self.root, tuple((blob, tables[file]) for file, blob in order),
+                      tuple(self.names[file] for file in files), self.max_size)
+        return [file for file, _ in order], job
+
+    def _submit(self, job: tuple[list[str], DefScan]) -> None:
+        if self.pool is None:
+            import multiprocessing
+
+            method = "fork" if sys.platform.startswith("linux") else None
+            self.pool = ProcessPoolExecutor(max_workers=self.cpus,
+                                            mp_context=multiprocessing.get_context(method))
+        self.jobs.append((job[0], self.pool.submit(scan_defs, job[1])))
+
+    def results(self) -> tuple[dict[tuple[str, str], DefOwners], dict[str, tuple[str, int]]]:
+        """Each (file, version)'s defs, and for each file a version not read (missing: size
+        -1, or over the size limit) and its size."""
+        done: list[tuple[list[str], list[tuple[str, DefOwners | int]]]] = []
+        if self.pending and ((self.pool is None and self.count < self.per_job)
+                             or self.cpus < 2):  # a short history: not worth a worker
+            files, job = self._job(list(self.pending))
+            done.append((files, scan_defs(job)))
+        group: list[str] = []
+        size = 0
+        for file in list(self.pending):  # the rest, in jobs of whole files
+            group.append(file)
+            size += len(self.pending[file])
+            if size >= self.per_job:
+                self._submit(self._job(group))
+                group, size = [], 0
+        if group:
+            self._submit(self._job(group))
+        done += [(files, future.result()) for files, future in self.jobs]
+        owners: dict[tuple[str, str], DefOwners] = {}
+        unread: dict[str, tuple[str, int]] = {}
+        for files, answers in done:
+            for file, (blob, found) in zip(files, answers, strict=True):
+                if isinstance(found, int):
+                    unread.setdefault(file, (blob, found))
+                else:
+                    owners[(file, blob)] = found
+        return owners, unread
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 class _Lineage:

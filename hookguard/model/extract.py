@@ -1194,17 +1194,22 @@ def parse_quietly(source: str | bytes, path: str = "<unknown>") -> ast.Module:
 
 
 def extract(
-    path: str, module: str, is_package: bool, data: bytes, *, classes_only: bool = False
+    path: str, module: str, is_package: bool, data: bytes, *, classes_only: bool = False,
+    newer_grammar: bool = True,
 ) -> FileRecord:
     """Parse ``data`` and return its record; parse failures give a record with ``error`` set.
     ``classes_only``: the classes and imports alone, without the file's references to names
-    elsewhere (what an old version read for history evidence needs: a third less work)."""
+    elsewhere (what an old version read for history evidence needs: a third less work).
+    ``newer_grammar``: whether source the running ``ast`` rejects may be newer Python, worth
+    repairing (:mod:`hookguard.model.grammar`); not for a version older than that grammar."""
     try:
         if b"\0" in data:
             raise ValueError("file contains NUL bytes (binary, not Python source)")
         try:
             tree = parse_quietly(data, path)
         except SyntaxError as original:
+            if not newer_grammar:
+                raise
             try:
                 text = _decode(data)
             except (SyntaxError, UnicodeDecodeError):
