@@ -14,6 +14,7 @@ import pytest
 from hookguard.git.blobs import (
     BlobJob,
     classes_of,
+    def_owners,
     def_pairs,
     newer_grammar_possible,
     scan_pairs,
@@ -211,3 +212,35 @@ def test_an_old_version_is_not_read_as_newer_python() -> None:
     assert classes_of(BlobJob("new.py", "new", False, data)) == recent  # time unknown
     assert classes_of(BlobJob("old.py", "old", False, data, when=1262304000)) == {}  # 2010
     assert newer_grammar_possible(0) and not newer_grammar_possible(1262304000)
+
+
+def test_def_owners_counts_defs_under_each_top_level_class() -> None:
+    source = textwrap.dedent('''
+        import x
+
+
+        def hook():  # a module-level function: no class
+            def hook(): ...
+
+
+        @decorated
+        class A(Base):
+            """A docstring naming def hook(self) is no def."""
+
+            def hook(self): ...
+            async  def hook(self): ...  # (spacing of every kind)
+            # def hook(self): a comment is no def
+            x = "def hook(self)"
+
+            class Inner:
+                def hook(self): ...
+
+
+        class B:
+            def other(self): ...
+            def\thook(self, more): ...
+            def hooked(self): ...
+        ''').encode()
+    got = def_owners(source, frozenset({b"hook", b"missing"}))
+    assert got == {b"hook": {b"": 2, b"A": 3, b"B": 1}}
+    assert def_owners(source, frozenset({b"absent"})) == {}

@@ -2,10 +2,11 @@
 
 Cost is bounded by design: history is read for ancestor *files* (never per candidate method).
 One ``git log --raw`` of the whole history (no pathspec: matching one against every tree of a
-long history costs more than the walk) follows each file back through its renames; ``-U0``
-patches of just the commits that modified one are scanned for removed ``def`` lines of the
-candidate names; then one ``cat-file --batch`` reads the before/after blobs of just the
-commits that removed a candidate.
+long history costs more than the walk) follows each file back through its renames; each
+version of a file that walk names is read once, and its ``def`` statements of the candidate
+names counted under each top-level class (no commit is diffed); then one ``cat-file --batch``
+reads the before/after versions of just the commits after which a class has fewer of them,
+and those are outlined, and extracted only where the class may have lost the method.
 """
 
 from __future__ import annotations
