@@ -585,9 +585,11 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
                 if isinstance(held, ClassInfo):
                     roots.append(held)
     affected = {c.fq for c in roots}
-    for root in roots:
-        affected.update(d.fq for d in project.descendants(root))
-    return affected
+    below: set[str] = set()  # found as a descendant: its own descendants are in already
+    for root in {c.fq: c for c in roots}.values():  # (a base many members name: once)
+        if root.fq not in below:
+            below.update(d.fq for d in project.descendants(root))
+    return affected | below
 
 
 __all__ = ["GateError", "GateResult", "hook_changes", "run_gate"]

@@ -150,7 +150,7 @@ def test_a_def_taken_from_its_class_counts_an_edited_one_does_not(
     assert got["pkg/a.py"] == [("move hook from A to B", "pkg/a.py", "pkg/a.py", "hook")]
     assert got["pkg/b.py"] == []
     index = HistoryIndex(Repo(repo.root))
-    only_b = index._scan_many({"pkg/a.py": {"hook"}}, {"pkg/a.py": ["B"]})
+    only_b = index._scan_many({"pkg/a.py": {"hook"}}, {"pkg/a.py": {"B": {"hook"}}})
     assert only_b["pkg/a.py"] == []  # B never lost it: not a removal for a question on B
 
 

@@ -218,7 +218,7 @@ class HistoryIndex:
 
         scanned = self._scan_many(
             {path: set().union(*wanted.values()) for path, wanted, *_ in missing},
-            {path: list(wanted) for path, wanted, *_ in missing},
+            {path: wanted for path, wanted, *_ in missing},
         )
         versions = self._versions([(path, wanted, module, is_package, scanned.get(path, []))
                                    for path, wanted, module, is_package, _ in missing])
@@ -447,7 +447,7 @@ class HistoryIndex:
 
     def _scan_many(
         self, names_by_path: Mapping[str, set[str]],
-        classes_by_path: Mapping[str, Iterable[str]] | None = None,
+        classes_by_path: Mapping[str, Mapping[str, set[str]]] | None = None,
     ) -> dict[str, list[_Removal]]:
         """The commits that may have taken a wanted method from a class of each file, newest
         first: one walk of the whole history, then each version of the files read once.
@@ -459,10 +459,11 @@ class HistoryIndex:
         re-created under a moved file's old name never takes the moved file's history. Each
         version the commits that modified a file left is read for its ``def`` statements
         of the wanted names (:func:`~hookguard.git.blobs.def_owners`, in worker processes);
-        a commit after which fewer of them stand under one of the file's top-level classes
-        (``classes_by_path``: the classes asked about, by qualname; any when not given) may
-        have removed, renamed or moved a method, and is a removal for :meth:`lost_methods`
-        to verify. A signature edited or a method moved within its class is none.
+        a commit after which fewer of them stand under the top-level class of one asked about
+        that name (``classes_by_path``: each file's classes by qualname, with the names asked
+        of each; any class when not given), or outside classes, may have removed, renamed or
+        moved a method, and is a removal for :meth:`lost_methods` to verify. A signature
+        edited or a method moved within its class is none.
         """
         if not names_by_path:
             return {}
@@ -473,15 +474,21 @@ class HistoryIndex:
             self.errors.append(f"history unavailable ({exc}); falling back to one file at a "
                                "time")
             return {p: self._scan(p, names_by_path[p]) for p in names_by_path}
-        tops = {path: {q.split(".", 1)[0].encode() for q in classes} | {b""}
-                for path, classes in (classes_by_path or {}).items()}
+        tops: dict[str, dict[bytes, set[bytes]]] = {}  # file -> name -> classes asking it
+        for path, classes in (classes_by_path or {}).items():
+            by_name = tops[path] = {}
+            for qualname, asked in classes.items():
+                for wanted in asked:
+                    by_name.setdefault(wanted.encode(), {b""}).add(
+                        qualname.split(".", 1)[0].encode())
         for touch in touches:  # newest first
             for file, old_path, new_path, old_blob, new_blob in touch.changes:
                 before, after = owners.get((file, old_blob)), owners.get((file, new_blob))
                 if before is None or after is None:
                     continue  # a version not read (see _DefReader): no evidence either way
-                heads = tops.get(file)
+                asking = tops.get(file)
                 for name, counts in before.items():
+                    heads = asking.get(name) if asking is not None else None
                     kept = after.get(name, {})
                     if any(count > kept.get(head, 0) for head, count in counts.items()
                            if heads is None or head in heads):
