@@ -465,6 +465,8 @@ def run_gate(
     (base_records, _), (head_records, stats) = load_trees(
         [_python_entries(base_entries, config), _python_entries(head_entries, config)],
         repo.read_blobs, cache, config.max_file_size, options.workers,
+        # The head's files, checked out, are read in place (each checked to be the blob).
+        worktree=(repo.root, 1) if staged or head_sha == repo.resolve("HEAD") else None,
     )
     mirrors = dict(config.module_aliases)
     base_project = Project.build(base_records, mirrors)

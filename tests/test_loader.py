@@ -4,6 +4,7 @@ the trees share once, and each tree gets the records it would get alone."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from hookguard.git.repo import Repo
 from hookguard.model.loader import PARALLEL_THRESHOLD, load_trees
@@ -46,3 +47,38 @@ def test_two_trees_load_in_one_pass(git_repo: Callable[..., GitRepo]) -> None:
                    == shared[r.path].content_key)  # one record for a shared blob
         assert {r.path for r in head if r.classes and r.classes[0].methods} == {
             f"pkg/mod{n}.py" for n in range(count)} | {"pkg/base.py"}
+
+
+def test_the_checked_out_head_is_read_in_place_and_only_where_it_is_the_blob(
+    git_repo: Callable[..., GitRepo], tmp_path: Path
+) -> None:
+    count = PARALLEL_THRESHOLD
+    repo = git_repo()
+    repo.commit("base", _files(1, count))
+    repo.commit("head", _files(2, count))
+    git = Repo(repo.root)
+    trees = [[(e.path, e.blob) for e in git.ls_tree(rev)] for rev in ("HEAD~1", "HEAD")]
+    # The work tree strays from the head: an edit not committed, a file turned into a link
+    # to one outside, a file gone.
+    (repo.root / "pkg/mod0.py").write_text("class Edited:\n    pass\n")
+    outside = tmp_path / "outside.py"
+    outside.write_text((repo.root / "pkg/mod1.py").read_text())
+    (repo.root / "pkg/mod1.py").unlink()
+    (repo.root / "pkg/mod1.py").symlink_to(outside)
+    (repo.root / "pkg/mod2.py").unlink()
+    asked: list[str] = []
+
+    def read(shas: Sequence[str]) -> dict[str, bytes]:
+        asked.extend(shas)
+        return git.read_blobs(shas)
+
+    expected = load_trees(trees, git.read_blobs, None, 1 << 20, 2)
+    for workers in (1, 2):
+        asked.clear()
+        got = load_trees(trees, read, None, 1 << 20, workers, worktree=(repo.root, 1))
+        assert got == expected
+        head = {path: sha for path, sha in trees[1]}
+        base_only = {sha for path, sha in trees[0] if head.get(path) != sha}
+        strays = {head[f"pkg/mod{n}.py"] for n in range(3)}
+        assert set(asked) == base_only | strays  # the rest came from the work tree
+    assert {c.name for r in got[1][0] if r.path == "pkg/mod0.py" for c in r.classes} == {"C0"}

@@ -6,6 +6,7 @@ Worker processes import only :mod:`hookguard.model.extract` (stdlib ``ast``), ne
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,24 @@ class _Job:
     data: bytes | None  # None: read ``abspath`` in the worker (no ``abspath``: missing blob)
     abspath: str | None
     max_size: int
+    blob: bool = False  # ``abspath`` may hold the blob ``key`` names: parsed only if it does
+
+
+# A blob job's record when the file in the work tree is not that blob (read it from git).
+_FROM_GIT = "\0read from git"
+
+
+def _worktree_copy(abspath: str) -> bytes | None:
+    """A regular file's bytes (never through a link, never blocking on a pipe), or None."""
+    try:
+        fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read()
 
 
 def _run_job(job: _Job) -> FileRecord:
@@ -44,6 +63,10 @@ def _run_job(job: _Job) -> FileRecord:
     (read once, hashed and parsed from the same buffer); empty when nothing could be read."""
     data = job.data
     key = job.key
+    if data is None and job.blob:
+        data = _worktree_copy(job.abspath) if job.abspath else None
+        if data is None or blob_sha(data) != key:
+            return FileRecord(job.path, job.module, job.is_package, error=_FROM_GIT)
     if data is None:
         if job.abspath is None:
             return FileRecord(job.path, job.module, job.is_package,
@@ -161,10 +184,15 @@ def load_trees(
     cache: RecordCache | None,
     max_size: int,
     workers: int | None = None,
+    worktree: tuple[Path, int] | None = None,
 ) -> list[tuple[list[FileRecord], LoadStats]]:
     """Records for the ``(path, blob sha)`` entries of several git trees (a change's base and
     head); blobs are read only when needed, and what no cache holds is parsed in one pass
-    (one process pool for both trees), each blob a tree shares with an earlier one once."""
+    (one process pool for both trees), each blob a tree shares with an earlier one once.
+
+    ``worktree``: a checkout, and which of ``trees`` it holds (the head, checked out): the
+    workers read its files in place of that tree's blobs, each checked to be the blob (no
+    blob then travels from git to the workers); a file that is not is read from git after."""
     memo: dict[tuple[str, str, str], FileRecord] = {}
     wanted: dict[tuple[str, str, str], int] = {}  # key -> its job
     pending: list[tuple[str, str, str, bool]] = []  # a job's path, sha, module, is_package
@@ -192,10 +220,21 @@ def load_trees(
             slots.append((len(records), wanted[key]))
             records.append(None)
         plans.append((records, slots, stats))
-    blobs = read([sha for _, sha, _, _ in pending])
-    jobs = [_Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
+    checked_out = set(trees[worktree[1]]) if worktree is not None else set()
+    blobs = read([sha for path, sha, _, _ in pending if (path, sha) not in checked_out])
+    jobs = [_Job(path, module, pkg, sha, None, os.path.join(worktree[0], path), max_size,
+                 blob=True) if worktree is not None and (path, sha) in checked_out
+            else _Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
             for path, sha, module, pkg in pending]
     parsed = _parse_all(jobs, workers)
+    elsewhere = [n for n, record in enumerate(parsed) if record.error == _FROM_GIT]
+    if elsewhere:  # files of the work tree that are not the head's (edited, not committed)
+        blobs = read([pending[n][1] for n in elsewhere])
+        from_git = [_Job(path, module, pkg, sha, blobs.get(sha), None, max_size)
+                    for path, sha, module, pkg in (pending[n] for n in elsewhere)]
+        for n, fetched, record in zip(elsewhere, from_git, _parse_all(from_git, workers),
+                                      strict=True):
+            jobs[n], parsed[n] = fetched, record
     _keep(jobs, parsed, cache)
     results: list[tuple[list[FileRecord], LoadStats]] = []
     for records, slots, stats in plans:
