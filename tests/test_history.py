@@ -8,8 +8,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from hookguard.git.blobs import PARALLEL_THRESHOLD, BlobJob, classes_of, def_pairs, parallel_map
-from hookguard.git.history import HistoryIndex
+from hookguard.git.blobs import PARALLEL_THRESHOLD, BlobJob, classes_of, def_pairs
+from hookguard.git.history import HistoryIndex, _Workers
 from hookguard.git.repo import Repo
 from hookguard.model.extract import extract
 from tests.conftest import GitRepo
@@ -223,5 +223,11 @@ def test_worker_processes_answer_as_this_process() -> None:
                     frozenset({("A", "tried" if i % 2 else "gone")}))
             for i in range(2 * PARALLEL_THRESHOLD)]
     here = [classes_of(job) for job in jobs]
-    assert parallel_map(classes_of, jobs, workers=2) == here
+    workers = _Workers(2)
+    try:
+        assert workers.map(classes_of, jobs) == here
+        assert workers.pool is not None  # (really in worker processes)
+        assert workers.map(classes_of, jobs[:3]) == here[:3]  # a few: in this process
+    finally:
+        workers.close()
     assert any(result is None for result in here) and any(result for result in here)

@@ -23,22 +23,18 @@ libcst for them, as the loader's workers do for such files).
 from __future__ import annotations
 
 import ast
-import os
 import re
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from hookguard.git.repo import Repo
 from hookguard.model.extract import extract, parse_quietly
 from hookguard.model.records import ClassRecord
 
 PARALLEL_THRESHOLD = 24  # fewer blobs than this are parsed in this process
-_CHUNK = 4
 
 _Scope = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _Def = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -265,22 +261,3 @@ def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
     read = Repo(Path(job.root)).each_blob([blob for blob, _ in job.blobs], job.max_size)
     return [(blob, def_owners(data, job.names[names]) if data is not None else size)
             for (blob, names), (_, data, size) in zip(job.blobs, read, strict=True)]
-
-
-_In = TypeVar("_In")
-_Out = TypeVar("_Out")
-
-
-def parallel_map(
-    function: Callable[[_In], _Out], items: Sequence[_In], workers: int | None = None
-) -> list[_Out]:
-    """``function`` over ``items`` in worker processes when there are enough to pay for them."""
-    cpus = workers if workers is not None else (os.cpu_count() or 1)
-    if len(items) < PARALLEL_THRESHOLD or cpus < 2:
-        return [function(item) for item in items]
-    import multiprocessing
-
-    method = "fork" if sys.platform.startswith("linux") else None
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=min(cpus, len(items)), mp_context=context) as pool:
-        return list(pool.map(function, items, chunksize=_CHUNK))

@@ -14,20 +14,20 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from hookguard import progress
 from hookguard.git.blobs import (
+    PARALLEL_THRESHOLD,
     BlobJob,
     DefOwners,
     DefScan,
     class_qualnames,
     classes_of,
     outline_of,
-    parallel_map,
     scan_defs,
 )
 from hookguard.git.changes import HookChange, pair_renames
@@ -116,14 +116,57 @@ class _Removal:
     name: str
 
 
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+class _Workers:
+    """The worker processes of one history batch (the versions' reading, then outlining and
+    extraction), started on first need and shared: one pool, not one per step."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.cpus = workers if workers is not None else (os.cpu_count() or 1)
+        self.pool: ProcessPoolExecutor | None = None
+
+    def submit(self, function: Callable[[_In], _Out], item: _In) -> Future[_Out]:
+        if self.pool is None:
+            import multiprocessing
+
+            method = "fork" if sys.platform.startswith("linux") else None
+            self.pool = ProcessPoolExecutor(max_workers=self.cpus,
+                                            mp_context=multiprocessing.get_context(method))
+        return self.pool.submit(function, item)
+
+    def map(self, function: Callable[[_In], _Out], items: Sequence[_In]) -> list[_Out]:
+        """``function`` over ``items``, in the workers when there are enough to pay."""
+        if len(items) < PARALLEL_THRESHOLD or self.cpus < 2:
+            return [function(item) for item in items]
+        chunk = max(1, min(4, len(items) // (2 * self.cpus)))  # (a few items a task)
+        futures = [self.submit(_apply_all, (function, items[i:i + chunk]))
+                   for i in range(0, len(items), chunk)]
+        return [out for future in futures for out in future.result()]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+
+def _apply_all(job: tuple[Callable[[_In], _Out], Sequence[_In]]) -> list[_Out]:
+    function, items = job
+    return [function(item) for item in items]
+
+
 class _Versions:
     """Old file versions of one batch: the object id of each ``rev:path`` read, each blob's
     outline (a superset of the (class, method) pairs it defines, None where it cannot be
     read), and the classes extracted from each (object, module) pair."""
 
-    def __init__(self, ids: dict[str, str], blobs: dict[str, bytes]) -> None:
+    def __init__(self, ids: dict[str, str], blobs: dict[str, bytes],
+                 workers: _Workers) -> None:
         self.ids = ids
         self.blobs = blobs
+        self.workers = workers
         self.outlines: dict[str, set[tuple[str, str]] | None] = {}
         self.commits: list[str] = []  # the commits whose versions were extracted
         self.parsed: dict[tuple[str, str, bool], dict[str, ClassRecord]] = {}
@@ -133,7 +176,7 @@ class _Versions:
         blobs = list(dict.fromkeys(blob for spec in specs if (blob := self.ids.get(spec))
                                    and blob not in self.outlines))
         jobs = [BlobJob(blob, "", False, self.blobs[blob]) for blob in blobs]
-        self.outlines.update(zip(blobs, parallel_map(outline_of, jobs), strict=True))
+        self.outlines.update(zip(blobs, self.workers.map(outline_of, jobs), strict=True))
 
     def may_define(self, spec: str, pairs: Sequence[tuple[str, str]], *, every: bool = False
                    ) -> bool:
@@ -158,7 +201,7 @@ class _Versions:
             key = (blob or "", module, is_package)
             if blob is not None and key not in self.parsed and key not in jobs:
                 jobs[key] = BlobJob(spec, module, is_package, self.blobs[blob], when=when)
-        found = parallel_map(classes_of, list(jobs.values()))
+        found = self.workers.map(classes_of, list(jobs.values()))
         self.parsed.update((key, classes or {}) for key, classes in zip(jobs, found, strict=True))
 
     def classes(self, spec: str, module: str, is_package: bool, when: int) -> dict[
@@ -200,6 +243,7 @@ class HistoryIndex:
         self.git_logs = 0
         self.blobs_parsed = 0  # history blobs parsed (one per distinct content and file)
         self._commit_patches: dict[str, bytes] = {}
+        self._workers: _Workers | None = None  # the current batch's (lost_methods_many)
 
     def lost_methods_many(
         self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool, str]]
@@ -217,12 +261,18 @@ class HistoryIndex:
             else:
                 missing.append(request)
 
-        scanned = self._scan_many(
-            {path: set().union(*wanted.values()) for path, wanted, *_ in missing},
-            {path: wanted for path, wanted, *_ in missing},
-        )
-        versions = self._versions([(path, wanted, module, is_package, scanned.get(path, []))
-                                   for path, wanted, module, is_package, _ in missing])
+        self._workers = _Workers()
+        try:
+            scanned = self._scan_many(
+                {path: set().union(*wanted.values()) for path, wanted, *_ in missing},
+                {path: wanted for path, wanted, *_ in missing},
+            )
+            versions = self._versions([(path, wanted, module, is_package,
+                                         scanned.get(path, []))
+                                       for path, wanted, module, is_package, _ in missing])
+        finally:
+            self._workers.close()
+            self._workers = None
         self._prefetch_patches(versions.commits)  # (each verified loss reads its commit's)
         for request in missing:
             path, wanted, module, is_package, content = request
@@ -250,7 +300,7 @@ class HistoryIndex:
                 if r.old_path != r.new_path:
                     specs.append(f"{r.commit}:{r.old_path}")
         ids, blobs = self.repo.read_blobs_by_id(list(dict.fromkeys(specs)))
-        versions = _Versions(ids, blobs)
+        versions = _Versions(ids, blobs, self._workers or _Workers())
         events: list[tuple[_Removal, str, bool, list[str]]] = []
         for _, wanted, module, is_package, removals in files:
             for r in removals:
@@ -525,8 +575,10 @@ class HistoryIndex:
         in each version of each file those commits left, read in worker processes while the
         walk goes on (:class:`_DefReader`)."""
         lineage = _Lineage({p.encode("utf-8", "surrogateescape"): p for p in names_by_path})
-        reader = _DefReader(os.fspath(self.repo.root), names_by_path, self.max_size,
-                            workers, per_job)
+        pool = self._workers if self._workers is not None and workers is None else (
+            _Workers(workers))
+        reader = _DefReader(os.fspath(self.repo.root), names_by_path, self.max_size, pool,
+                            per_job)
         touches: list[_Touch] = []
         progress.start("commits")
         self.git_logs += 1
@@ -542,7 +594,8 @@ class HistoryIndex:
                     reader.add(touch)
             owners, unread = reader.results()
         finally:
-            reader.close()
+            if pool is not self._workers:
+                pool.close()
             progress.done("commits")
         for file, (blob, size) in unread.items():
             self.errors.append(
@@ -624,15 +677,15 @@ class _DefReader:
     processes as the walk goes on; a history with fewer versions is read in this process."""
 
     def __init__(self, root: str, names_by_path: Mapping[str, set[str]], max_size: int,
-                 workers: int | None, per_job: int) -> None:
+                 workers: _Workers, per_job: int) -> None:
         self.root, self.max_size, self.per_job = root, max_size, per_job
         self.names = {p: frozenset(n.encode() for n in names) for p, names in
                       names_by_path.items()}
-        self.cpus = workers if workers is not None else (os.cpu_count() or 1)
+        self.workers = workers
+        self.cpus = workers.cpus
         self.pending: dict[str, list[str]] = {}  # file -> versions not yet asked for
         self.count = 0
         self.seen: set[tuple[str, str]] = set()
-        self.pool: ProcessPoolExecutor | None = None
         self.jobs: list[tuple[list[str], Future[list[tuple[str, DefOwners | int]]]]] = []
 
     def add(self, touch: _Touch) -> None:
@@ -658,19 +711,13 @@ class _DefReader:
         return [file for file, _ in order], job
 
     def _submit(self, job: tuple[list[str], DefScan]) -> None:
-        if self.pool is None:
-            import multiprocessing
-
-            method = "fork" if sys.platform.startswith("linux") else None
-            self.pool = ProcessPoolExecutor(max_workers=self.cpus,
-                                            mp_context=multiprocessing.get_context(method))
-        self.jobs.append((job[0], self.pool.submit(scan_defs, job[1])))
+        self.jobs.append((job[0], self.workers.submit(scan_defs, job[1])))
 
     def results(self) -> tuple[dict[tuple[str, str], DefOwners], dict[str, tuple[str, int]]]:
         """Each (file, version)'s defs, and for each file a version not read (missing: size
         -1, or over the size limit) and its size."""
         done: list[tuple[list[str], list[tuple[str, DefOwners | int]]]] = []
-        if self.pending and ((self.pool is None and self.count < self.per_job)
+        if self.pending and ((not self.jobs and self.count < self.per_job)
                              or self.cpus < 2):  # a short history: not worth a worker
             files, job = self._job(list(self.pending))
             done.append((files, scan_defs(job)))
@@ -695,9 +742,6 @@ class _DefReader:
                     owners[(file, blob)] = found
         return owners, unread
 
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
 
 
 class _Lineage:
@@ -709,6 +753,7 @@ class _Lineage:
     def __init__(self, head: dict[bytes, str]) -> None:
         self.head: dict[bytes, str] | None = head
         self.pending: dict[bytes, dict[bytes, str]] = {}  # commit -> its children's paths
+        self.known = set(head)  # every path any commit's paths ever held (a quick filter)
         # Earlier names of the files, on every branch: merges are not diffed, so a branch
         # merged after a file was renamed beside it reaches its commits under the old name.
         self.renamed: dict[bytes, str] = {}
@@ -737,7 +782,9 @@ def _read_record(record: bytes, lineage: _Lineage) -> _Touch | None:
         return None
     owner = lineage.at(head.group(1))
     mine: list[tuple[bytes, bytes, bytes, bytes, bytes, bytes, str]] = []
-    if owner or lineage.renamed:  # (status, score, old and new path, old and new object, file)
+    if (owner or lineage.renamed) and not lineage.known.isdisjoint(
+        record[head.end():].split(b"\0")  # (most commits change none of the paths)
+    ):  # (status, score, old and new path, old and new object, file)
         for change in _RAW_CHANGE.finditer(record, head.end()):
             new = change.group(7)
             file = owner.get(new) or lineage.renamed.get(new)
@@ -759,6 +806,7 @@ def _read_record(record: bytes, lineage: _Lineage) -> _Touch | None:
             if status == b"R":
                 before.pop(new, None)
                 before[old] = lineage.renamed[old] = file
+                lineage.known.add(old)
     lineage.hand_down(head.group(3), before)
 
     def text(path: bytes) -> str:

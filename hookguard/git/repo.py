@@ -9,11 +9,23 @@ import contextlib
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    """Give a pipe git writes much through a larger buffer where the system allows (Linux):
+    fewer wake-ups on both sides (a third less system time reading history's versions)."""
+    if sys.platform == "linux":
+        import fcntl
+
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
 
 
 class GitError(Exception):
@@ -74,6 +86,7 @@ class Repo:
             except FileNotFoundError:
                 raise GitError("git is not installed") from None
             assert proc.stdout is not None
+            _widen(proc.stdout)
             finished = False
             try:
                 pending = b""
@@ -190,6 +203,7 @@ class Repo:
                                 stderr=subprocess.DEVNULL)
         assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
+        _widen(stdout)
 
         def feed() -> None:  # beside the reading: a long list would fill the pipe
             with contextlib.suppress(OSError):
@@ -208,14 +222,14 @@ class Repo:
                     continue
                 size = int(header[2])
                 kept = size <= max_size
-                data = stdout.read(size + 1) if kept else b""
-                left = size + 1 - len(data)
+                data = stdout.read(size) if kept else b""
+                left = size + 1 - len(data)  # (and the newline after each object)
                 while left > 0:  # past an object too large to keep, a chunk at a time
                     chunk = stdout.read(min(left, 1 << 20))
                     if not chunk:
                         raise GitError("git cat-file stopped early")
                     left -= len(chunk)
-                yield name, data[:size] if kept else None, size
+                yield name, data if kept else None, size
         finally:
             proc.kill()
             writer.join()
