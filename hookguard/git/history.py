@@ -743,7 +743,6 @@ class _DefReader:
         return owners, unread
 
 
-
 class _Lineage:
     """Which file asked about each path belongs to, commit by commit, as the walk goes back
     (``--date-order``: a commit comes after all its children). Each commit hands its parents
