@@ -682,7 +682,6 @@ class _DefReader:
         self.names = {p: frozenset(n.encode() for n in names) for p, names in
                       names_by_path.items()}
         self.workers = workers
-        self.cpus = workers.cpus
         self.pending: dict[str, list[str]] = {}  # file -> versions not yet asked for
         self.count = 0
         self.seen: set[tuple[str, str]] = set()
@@ -696,7 +695,7 @@ class _DefReader:
                     pending = self.pending.setdefault(file, [])
                     pending.append(blob)
                     self.count += 1
-                    if len(pending) >= self.per_job and self.cpus > 1:
+                    if len(pending) >= self.per_job and self.workers.cpus > 1:
                         # A long run of one file's versions: git reads each from the one
                         # before it (deltas), so a job holds a file's run, not a mix.
                         self._submit(self._job([file]))
@@ -718,7 +717,7 @@ class _DefReader:
         -1, or over the size limit) and its size."""
         done: list[tuple[list[str], list[tuple[str, DefOwners | int]]]] = []
         if self.pending and ((not self.jobs and self.count < self.per_job)
-                             or self.cpus < 2):  # a short history: not worth a worker
+                             or self.workers.cpus < 2):  # a short history: no worker
             files, job = self._job(list(self.pending))
             done.append((files, scan_defs(job)))
         group: list[str] = []

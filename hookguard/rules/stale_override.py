@@ -264,8 +264,8 @@ class StaleOverride(Rule):
             info.record.local_scope and is_test_file(info.file.path)
         ):
             return None  # a test defines the removed hook to see the framework refuse it
-        if ctx.history is None and self._runs_anyway(ctx, info, method):
-            return None  # (with history, such methods were never candidates)
+        if self._runs_anyway(ctx, info, method):
+            return None  # reached whatever the bases once defined
         outside = ctx.references.outside(
             name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other))
         if outside is not None and evidence.change is not None and evidence.change.refused and (
