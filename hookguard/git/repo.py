@@ -81,8 +81,10 @@ class Repo:
         iterator early stops the command."""
         with tempfile.TemporaryFile() as errors:
             try:
+                # GIT_FLUSH=0: git log flushes each commit to a pipe otherwise, one small
+                # write (and read) per commit: a tenth of the system calls this way
                 proc = subprocess.Popen(["git", *args], cwd=self.root, stdout=subprocess.PIPE,
-                                        stderr=errors, env=_ENV)
+                                        stderr=errors, env={**_ENV, "GIT_FLUSH": "0"})
             except FileNotFoundError:
                 raise GitError("git is not installed") from None
             assert proc.stdout is not None
@@ -90,7 +92,8 @@ class Repo:
             finished = False
             try:
                 pending = b""
-                while block := os.read(proc.stdout.fileno(), 1 << 20):
+                # (reads of at most 64 KiB: a larger buffer is mapped and unmapped each call)
+                while block := os.read(proc.stdout.fileno(), 1 << 16):
                     records = (pending + block).split(separator)
                     pending = records.pop()
                     yield from (r for r in records if r)
