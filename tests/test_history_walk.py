@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from hookguard.git import blobs
+from hookguard.git.blobs import DefScan, close_readers, scan_defs
 from hookguard.git.history import HistoryIndex, _parse_commits
-from hookguard.git.repo import Repo
+from hookguard.git.repo import BlobReader, GitError, Repo
 from tests.conftest import GitRepo
 
 
@@ -277,6 +279,47 @@ def test_each_blob_streams_skips_the_large_and_names_the_missing(
     assert got[3000] == ("HEAD:big.py", None, 30000)  # read past, not kept
     assert got[-3][1] == b"x = 0\n" and got[-2][1] is None and got[-1] == ("0" * 40, None, -1)
     assert all(data == files[name[5:]].encode() for name, data, _ in got[:3000])
+
+
+def test_one_blob_reader_serves_many_reads_and_a_stopped_one_is_not_reused(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("root", {"a.py": "a = 1\n", "b.py": "b = 2\n" * 2000})
+    ids = [repo.git("rev-parse", f"HEAD:{name}").strip() for name in ("a.py", "b.py")]
+    reader = BlobReader(repo.root)
+    try:
+        first = list(reader.read(ids, max_size=100))
+        second = list(reader.read([ids[1], "0" * 40, ids[0]], max_size=1 << 20))
+        assert [data for _, data, _ in first] == [b"a = 1\n", None]
+        assert [data for _, data, _ in second] == [b"b = 2\n" * 2000, None, b"a = 1\n"]
+        assert reader.proc.poll() is None  # one git process served both
+        stopped = reader.read(ids, max_size=1 << 20)
+        next(stopped)
+        stopped.close()  # the rest of git's answer is never read: out of step from here
+        assert reader.broken
+        with pytest.raises(GitError):
+            list(reader.read(ids, max_size=1 << 20))
+    finally:
+        reader.close()
+    assert reader.proc.poll() is not None
+
+
+def test_scan_defs_keeps_one_reader_per_process_and_ends_it(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    repo = git_repo()
+    repo.commit("root", {"a.py": _methods("A", "one", "two")})
+    blob = repo.git("rev-parse", "HEAD:a.py").strip()
+    job = DefScan(str(repo.root), ((blob, 0),), (frozenset({b"one"}),), 1 << 20)
+    try:
+        assert scan_defs(job) == [(blob, {b"one": {b"A": 1}})]
+        reader = blobs._READERS[str(repo.root)]
+        assert scan_defs(job) == [(blob, {b"one": {b"A": 1}})]
+        assert blobs._READERS[str(repo.root)] is reader  # kept for the next job
+    finally:
+        close_readers()
+    assert str(repo.root) not in blobs._READERS and reader.proc.poll() is not None
 
 
 def test_versions_over_the_size_limit_are_said_and_give_no_evidence(

@@ -23,6 +23,7 @@ libcst for them, as the loader's workers do for such files).
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from bisect import bisect_left
@@ -30,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hookguard.git.repo import Repo
+from hookguard.git.repo import BlobReader
 from hookguard.model.extract import extract, parse_quietly
 from hookguard.model.records import ClassRecord
 
@@ -255,9 +256,34 @@ class DefScan:
 
 
 def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
-    """:func:`def_owners` of each blob of ``job``, read through one ``git cat-file --batch``
-    (in a worker process: only the small answers travel back); for a blob the repository
-    lacks, -1, and for one over ``job.max_size``, its size."""
-    read = Repo(Path(job.root)).each_blob([blob for blob, _ in job.blobs], job.max_size)
+    """:func:`def_owners` of each blob of ``job``, read through this process's ``git cat-file
+    --batch`` for the repository (in a worker process: only the small answers travel back);
+    for a blob the repository lacks, -1, and for one over ``job.max_size``, its size."""
+    reader = _reader(job.root)
+    read = reader.read([blob for blob, _ in job.blobs], job.max_size)
     return [(blob, def_owners(data, job.names[names]) if data is not None else size)
             for (blob, names), (_, data, size) in zip(job.blobs, read, strict=True)]
+
+
+_READERS: dict[str, BlobReader] = {}
+
+
+def _reader(root: str) -> BlobReader:
+    """This process's reader of ``root``'s objects, kept for the jobs after this one (a
+    worker's lives as long as the worker; its git ends when the worker does)."""
+    reader = _READERS.get(root)
+    if reader is None or reader.pid != os.getpid() or reader.broken:
+        if not any(r.pid == os.getpid() for r in _READERS.values()):
+            # A worker process ends through multiprocessing's exit, which runs these (not
+            # atexit's): its git is waited for, and counted in its resource usage.
+            from multiprocessing.util import Finalize
+
+            Finalize(None, close_readers, exitpriority=10)
+        reader = _READERS[root] = BlobReader(Path(root))
+    return reader
+
+
+def close_readers() -> None:
+    """End this process's readers (and their git processes)."""
+    for root in [r for r, reader in _READERS.items() if reader.pid == os.getpid()]:
+        _READERS.pop(root).close()

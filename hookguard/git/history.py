@@ -27,6 +27,7 @@ from hookguard.git.blobs import (
     DefScan,
     class_qualnames,
     classes_of,
+    close_readers,
     outline_of,
     scan_defs,
 )
@@ -594,6 +595,7 @@ class HistoryIndex:
                     reader.add(touch)
             owners, unread = reader.results()
         finally:
+            close_readers()  # (this process's: a short history is read without workers)
             if pool is not self._workers:
                 pool.close()
             progress.done("commits")

@@ -1,6 +1,7 @@
 """A thin, typed wrapper over the ``git`` command line.
 
-Every call is read-only. Blobs are read in one ``git cat-file --batch`` process per request.
+Every call is read-only. Blobs are read through ``git cat-file --batch``: one process per
+request, or one kept open for many (:class:`BlobReader`).
 """
 
 from __future__ import annotations
@@ -201,43 +202,11 @@ class Repo:
         that is missing (size -1) or over ``max_size`` (read past, never kept)."""
         if not names:
             return
-        proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.root, env=_ENV,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin, stdout = proc.stdin, proc.stdout
-        _widen(stdout)
-
-        def feed() -> None:  # beside the reading: a long list would fill the pipe
-            with contextlib.suppress(OSError):
-                stdin.write("".join(f"{name}\n" for name in names).encode())
-                stdin.close()
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
+        reader = BlobReader(self.root)
         try:
-            for name in names:
-                header = stdout.readline().split()
-                if len(header) < 3 or header[1] == b"missing":
-                    if not header:
-                        raise GitError("git cat-file stopped early")
-                    yield name, None, -1
-                    continue
-                size = int(header[2])
-                kept = size <= max_size
-                data = stdout.read(size) if kept else b""
-                left = size + 1 - len(data)  # (and the newline after each object)
-                while left > 0:  # past an object too large to keep, a chunk at a time
-                    chunk = stdout.read(min(left, 1 << 20))
-                    if not chunk:
-                        raise GitError("git cat-file stopped early")
-                    left -= len(chunk)
-                yield name, data if kept else None, size
+            yield from reader.read(names, max_size)
         finally:
-            proc.kill()
-            writer.join()
-            stdout.close()
-            proc.wait()
+            reader.close()
 
     def read_blobs_by_id(
         self, names: Sequence[str]
@@ -270,3 +239,74 @@ class Repo:
         except GitError:
             return ""
         return out.decode(errors="replace").strip()
+
+
+class BlobReader:
+    """One ``git cat-file --batch`` process kept open for many reads: each read after the
+    first pays no start-up, and git's cache of delta bases carries over from one to the next
+    (a tenth of git's time, reading history's versions a few hundred at a time)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pid = os.getpid()  # (a forked child must not share the parent's pipes)
+        self.proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, env=_ENV,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        _widen(self.proc.stdout)
+        self.broken = False
+
+    def read(
+        self, names: Sequence[str], max_size: int
+    ) -> Generator[tuple[str, bytes | None, int], None, None]:
+        """As :meth:`Repo.each_blob`. Stopping early leaves the process unusable
+        (``broken``): its output is no longer in step with the names."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if self.broken:
+            raise GitError("git cat-file was stopped early")
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        request = "".join(f"{name}\n" for name in names).encode()
+
+        def feed() -> None:  # beside the reading: a long list would fill the pipe
+            with contextlib.suppress(OSError):
+                stdin.write(request)
+                stdin.flush()
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        done = 0
+        try:
+            for name in names:
+                header = stdout.readline().split()
+                if len(header) < 3 or header[1] == b"missing":
+                    if not header:
+                        raise GitError("git cat-file stopped early")
+                    done += 1
+                    yield name, None, -1
+                    continue
+                size = int(header[2])
+                kept = size <= max_size
+                data = stdout.read(size) if kept else b""
+                left = size + 1 - len(data)  # (and the newline after each object)
+                while left > 0:  # past an object too large to keep, a chunk at a time
+                    chunk = stdout.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise GitError("git cat-file stopped early")
+                    left -= len(chunk)
+                done += 1
+                yield name, data if kept else None, size
+        finally:
+            if done < len(names):
+                self.broken = True
+                self.proc.kill()  # (before joining: the writer may wait on a full pipe)
+            writer.join()
+
+    def close(self) -> None:
+        proc = self.proc
+        if proc.poll() is None:
+            proc.kill()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        proc.wait()
