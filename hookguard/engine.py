@@ -202,13 +202,32 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     records, stats = load_worktree(
         workspace.root, paths, cache, config.max_file_size, options.workers, keys
     )
-    with progress.phase("building the model"):
-        project = Project.build(records, dict(config.module_aliases))
     history = None
     if use_history:
         history, note = open_history(workspace.repo, cache, config.max_file_size)
         if note:
             notes.append(note)
+        if history is not None:
+            history.prefetch()  # (a cold run: git walks history beside the model and the rules)
+    try:
+        return _audit_project(workspace, options, started, scopes, notes, cache, paths, keys,
+                              contracts, inputs, result_key, records, stats, history)
+    finally:
+        if history is not None:
+            history.close()
+
+
+def _audit_project(
+    workspace: Workspace, options: Options, started: float, scopes: list[str],
+    notes: list[str], cache: RecordCache | None, paths: Sequence[str],
+    keys: dict[str, str | OSError], contracts: list[HookContract], inputs: str,
+    result_key: str, records: list[FileRecord], stats: LoadStats,
+    history: HistoryIndex | None,
+) -> AuditResult:
+    """The rest of :func:`audit`, once the records are loaded."""
+    config = workspace.config
+    with progress.phase("building the model"):
+        project = Project.build(records, dict(config.module_aliases))
     state = cache.get_state() if cache is not None else None
     rerun = None
     if isinstance(state, AuditState) and state.version == STATE_VERSION and (

@@ -19,6 +19,7 @@ from hookguard.git import blobs
 from hookguard.git.blobs import DefScan, close_readers, scan_defs
 from hookguard.git.history import HistoryIndex, _parse_commits
 from hookguard.git.repo import BlobReader, GitError, Repo
+from hookguard.model.cache import RecordCache
 from tests.conftest import GitRepo
 
 
@@ -320,6 +321,38 @@ def test_scan_defs_keeps_one_reader_per_process_and_ends_it(
     finally:
         close_readers()
     assert str(repo.root) not in blobs._READERS and reader.proc.poll() is not None
+
+
+def test_a_prefetched_walk_answers_alike_and_an_unused_one_is_stopped(
+    git_repo: Callable[..., GitRepo], tmp_path: Path
+) -> None:
+    repo = git_repo()
+    repo.commit("root", {"pkg/a.py": _methods("A", "one", "two")})
+    repo.commit("drop one", {"pkg/a.py": _methods("A", "two")})
+    plain = HistoryIndex(Repo(repo.root))._scan_many({"pkg/a.py": {"one", "two"}})
+    index = HistoryIndex(Repo(repo.root))
+    index.prefetch()
+    assert index._prefetched is not None
+    try:
+        found = index._scan_many({"pkg/a.py": {"one", "two"}})
+        assert index._prefetched is None  # taken by the walk
+    finally:
+        index.close()
+    assert [(r.commit, r.name) for r in found["pkg/a.py"]] == [
+        (r.commit, r.name) for r in plain["pkg/a.py"]] != []
+
+    unused = HistoryIndex(Repo(repo.root))
+    unused.prefetch()
+    assert unused._prefetched is not None
+    reading = unused._prefetched.thread
+    unused.close()  # nothing asked: git is stopped, the thread ends
+    assert not reading.is_alive() and unused._workers is None
+
+    store = RecordCache(tmp_path / "cache", "digest")
+    store.put_history("an answer", {})
+    warm = HistoryIndex(Repo(repo.root), store)
+    warm.prefetch()  # answers are stored: a warm run may need no walk at all
+    assert warm._prefetched is None and warm._workers is None
 
 
 def test_versions_over_the_size_limit_are_said_and_give_no_evidence(

@@ -14,9 +14,11 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from queue import SimpleQueue
 from typing import Protocol, TypeVar
 
 from hookguard import progress
@@ -58,6 +60,9 @@ _ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
 _ESCAPES = {b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
             b"v": b"\v"}
 _LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
+# The whole-history walk (see HistoryIndex._scan_many): one record per commit, from \x1e.
+_WALK = ("log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
+         "--format=%x1e%H%x1f%ct%x1f%P%x1f%s")
 # How every patch is written, whatever the user's diff settings: what ``_read_patch`` reads.
 _PATCH = ("-p", "-U0", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/")
 
@@ -138,6 +143,12 @@ class _Workers:
                                             mp_context=multiprocessing.get_context(method))
         return self.pool.submit(function, item)
 
+    def start(self) -> None:
+        """Start the worker processes now (a pool that forks starts them all at its first
+        task), when more than one core is there to use."""
+        if self.cpus > 1:
+            self.submit(_nothing, None).result()
+
     def map(self, function: Callable[[_In], _Out], items: Sequence[_In]) -> list[_Out]:
         """``function`` over ``items``, in the workers when there are enough to pay."""
         if len(items) < PARALLEL_THRESHOLD or self.cpus < 2:
@@ -151,6 +162,10 @@ class _Workers:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
+
+
+def _nothing(_: object) -> None:
+    """A task that starts a pool's workers."""
 
 
 def _apply_all(job: tuple[Callable[[_In], _Out], Sequence[_In]]) -> list[_Out]:
@@ -225,6 +240,8 @@ class HistoryStore(Protocol):
 
     def put_history(self, key: str, value: object) -> None: ...
 
+    def holds_history(self) -> bool: ...
+
 
 class HistoryIndex:
     """Answers "when did class X lose method m?" for many candidates with few git calls.
@@ -245,6 +262,27 @@ class HistoryIndex:
         self.blobs_parsed = 0  # history blobs parsed (one per distinct content and file)
         self._commit_patches: dict[str, bytes] = {}
         self._workers: _Workers | None = None  # the current batch's (lost_methods_many)
+        self._prefetched: _Prefetch | None = None
+
+    def prefetch(self) -> None:
+        """Start the whole-history walk's ``git log`` now, when nothing is stored (a cold
+        run, which will walk history as soon as the rules ask): on a machine of few cores it
+        runs beside the model's building and the rules, which keep one core busy. Its output
+        waits in memory for :meth:`lost_methods_many`; :meth:`close` stops an unused one."""
+        if self._prefetched is None and not (self.store and self.store.holds_history()):
+            if self._workers is None:
+                self._workers = _Workers()
+                self._workers.start()  # forked before the reading thread exists, not beside it
+            self._prefetched = _Prefetch(self.repo, _WALK)
+
+    def close(self) -> None:
+        """Stop a prefetched walk nothing read, and its workers."""
+        if self._prefetched is not None:
+            self._prefetched.cancel()
+            self._prefetched = None
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
 
     def lost_methods_many(
         self, requests: Sequence[tuple[str, Mapping[str, set[str]], str, bool, str]]
@@ -262,7 +300,8 @@ class HistoryIndex:
             else:
                 missing.append(request)
 
-        self._workers = _Workers()
+        if self._workers is None:  # (else started by prefetch)
+            self._workers = _Workers()
         try:
             scanned = self._scan_many(
                 {path: set().union(*wanted.values()) for path, wanted, *_ in missing},
@@ -584,10 +623,10 @@ class HistoryIndex:
         progress.start("commits")
         self.git_logs += 1
         try:
-            for record in self.repo.git_records(
-                "log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
-                "--format=%x1e%H%x1f%ct%x1f%P%x1f%s", separator=b"\x1e",
-            ):
+            prefetched, self._prefetched = self._prefetched, None
+            records = (prefetched.records() if prefetched is not None
+                       else self.repo.git_records(*_WALK, separator=b"\x1e"))
+            for record in records:
                 progress.advance("commits")
                 touch = _read_record(record, lineage)
                 if touch is not None:
@@ -660,6 +699,39 @@ class _Commit:
     def removal(self, diff: _FileDiff, name: str) -> _Removal:
         return _Removal(self.commit, self.short, self.subject, self.when, diff.old_path,
                         diff.new_path, name)
+
+
+class _Prefetch:
+    """A git command's records, read by a thread into memory as git writes them."""
+
+    def __init__(self, repo: Repo, args: Sequence[str]) -> None:
+        self.queue: SimpleQueue[bytes | GitError | None] = SimpleQueue()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._read, args=(repo, args), daemon=True)
+        self.thread.start()
+
+    def _read(self, repo: Repo, args: Sequence[str]) -> None:
+        records = repo.git_records(*args, separator=b"\x1e")
+        try:
+            for record in records:
+                if self.stopped.is_set():
+                    break
+                self.queue.put(record)
+            self.queue.put(None)
+        except GitError as exc:
+            self.queue.put(exc)
+        finally:
+            records.close()  # (stopped early: ends git)
+
+    def records(self) -> Iterator[bytes]:
+        while (item := self.queue.get()) is not None:
+            if isinstance(item, GitError):
+                raise item
+            yield item
+
+    def cancel(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,6 +366,12 @@ class RecordCache:
             self.history_misses += 1
         return value
 
+    def holds_history(self) -> bool:
+        """Whether any history answer is stored (none: a cold cache, history will be walked)."""
+        if not self._index_loaded:
+            self._load_index()
+        return bool(self._history)
+
     def get_result(self, key: str) -> object | None:
         """The whole result of a run whose inputs hash to ``key``, or None."""
         if not self._index_loaded:
