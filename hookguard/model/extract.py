@@ -479,8 +479,10 @@ class _MethodScanner:
 
     def _expr(self, expr: ast.expr, condition: str | None) -> None:
         refs = self.file_refs
+        literals, children = refs.literals, _CHILD_FIELDS
         stack: list[ast.AST] = [expr]
         pop, push, node_type = stack.pop, stack.append, ast.AST
+        name_type, constant_type = ast.Name, ast.Constant
         while stack:  # the extractor's hottest loop: an inlined walk with exact-type dispatch
             node = pop()
             kind = type(node)
@@ -498,16 +500,32 @@ class _MethodScanner:
                 continue
             elif kind is ast.Name:
                 continue
-            for name in node._fields:
-                if name == "ctx":
-                    continue
+            fields = children.get(kind)
+            if fields is None:
+                fields = children[kind] = _child_fields(kind)
+            for name in fields:
                 value = getattr(node, name, None)
-                if type(value) is list:
+                if type(value) is list:  # (names and constants: as in _scan_references)
                     for item in value:
-                        if isinstance(item, node_type):
+                        item_kind = type(item)
+                        if item_kind is name_type:
+                            continue
+                        if item_kind is constant_type:
+                            literal = item.value
+                            if type(literal) is str and literal.isidentifier():
+                                literals.add(literal)
+                        elif isinstance(item, node_type):
                             push(item)
-                elif isinstance(value, node_type):
-                    push(value)
+                else:
+                    item_kind = type(value)
+                    if item_kind is name_type or value is None:
+                        continue
+                    if item_kind is constant_type:
+                        literal = value.value
+                        if type(literal) is str and literal.isidentifier():
+                            literals.add(literal)
+                    elif isinstance(value, node_type):
+                        push(value)
 
     def _attribute(self, node: ast.Attribute) -> None:
         if _is_super_call(node.value):
@@ -888,16 +906,10 @@ class _FileExtractor:
         children = _CHILD_FIELDS
         stack: list[ast.AST] = [tree]
         pop, push, node_type = stack.pop, stack.append, ast.AST
+        name_type, constant_type = ast.Name, ast.Constant
         while stack:
             node = pop()
             kind = type(node)
-            if kind is ast.Name:
-                continue
-            if kind is ast.Constant:
-                value = node.value  # type: ignore[attr-defined]
-                if type(value) is str and value.isidentifier():
-                    literals.add(value)
-                continue
             if kind is ast.Attribute:
                 attribute(node)  # type: ignore[arg-type]
             elif kind is ast.Call:
@@ -906,21 +918,44 @@ class _FileExtractor:
                 assign(node)  # type: ignore[arg-type]
             fields = children.get(kind)
             if fields is None:
-                fields = children[kind] = tuple(f for f in kind._fields if f != "ctx")
+                fields = children[kind] = _child_fields(kind)
             pruned = id(node) in prune
             for name in fields:
                 if pruned and name == "body":
                     continue
                 value = getattr(node, name, None)
+                # Names and constants are taken here, never pushed: they have no children
+                # (a third of the nodes walked)
                 if type(value) is list:
                     for item in value:
-                        if isinstance(item, node_type):
+                        item_kind = type(item)
+                        if item_kind is name_type:
+                            continue
+                        if item_kind is constant_type:
+                            literal = item.value
+                            if type(literal) is str and literal.isidentifier():
+                                literals.add(literal)
+                        elif isinstance(item, node_type):
                             push(item)
-                elif isinstance(value, node_type):
-                    push(value)
+                else:
+                    item_kind = type(value)
+                    if item_kind is name_type or value is None:
+                        continue
+                    if item_kind is constant_type:
+                        literal = value.value
+                        if type(literal) is str and literal.isidentifier():
+                            literals.add(literal)
+                    elif isinstance(value, node_type):
+                        push(value)
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields, less ``ctx``
+# node type -> the fields a walk enters: not ``ctx`` (Load/Store) nor ``op``/``ops`` (operators),
+# nodes without fields or meaning to any walk here
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
 
 
 @dataclasses.dataclass
