@@ -686,6 +686,8 @@ class _FileExtractor:
     # -- scopes ---------------------------------------------------------------------------
     def _walk_scope(self, body: list[ast.stmt], qualprefix: str, in_function: bool) -> None:
         for stmt in body:
+            if type(stmt) in _SIMPLE_STATEMENTS:
+                continue  # (most statements of a function: no class, import or block in them)
             if isinstance(stmt, ast.ClassDef):
                 self._class(stmt, qualprefix, in_function)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1161,6 +1163,14 @@ def _does_nothing(stmt: ast.stmt) -> bool:
 
 def _digest(hashes: tuple[int, ...]) -> bytes:
     return array("I", hashes).tobytes()
+
+
+# Statements that hold no other statement and bind no class or import (exact types: AST
+# classes are never subclassed).
+_SIMPLE_STATEMENTS = frozenset({
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Assert, ast.Raise,
+    ast.Pass, ast.Break, ast.Continue, ast.Delete, ast.Global, ast.Nonlocal,
+})
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
