@@ -4,6 +4,7 @@ pair the ``ast`` outline finds, or give up (None) and leave the decision to ``as
 from __future__ import annotations
 
 import ast
+import random
 import sys
 import textwrap
 import time
@@ -13,6 +14,8 @@ import pytest
 
 from hookguard.git.blobs import (
     BlobJob,
+    DefCounter,
+    _common,
     classes_of,
     def_owners,
     def_pairs,
@@ -244,3 +247,68 @@ def test_def_owners_counts_defs_under_each_top_level_class() -> None:
     got = def_owners(source, frozenset({b"hook", b"missing"}))
     assert got == {b"hook": {b"": 2, b"A": 3, b"B": 1}}
     assert def_owners(source, frozenset({b"absent"})) == {}
+
+
+# Lines a file's versions are made of, for the edits below: class heads (top level, nested,
+# decorated), defs of wanted and other names at every indentation (async, tabs, odd spacing),
+# column-0 code that ends a class, comments and strings naming defs, CRLF, blank lines.
+_LINES = [
+    "class A(Base):", "class B:", "class Hooked:", "@decorated", "classify = 1",
+    "def hook():", "async def hook():", "    def hook(self):", "    async  def hook(self):",
+    "\tdef hook(self):", "        def hook(self):", "    def other(self):", "    def hooked(self):",
+    "    def\thook(self, more):", "    # def hook(self): a comment", '    x = "def hook(self)"',
+    "    return 1", "x = 2", ")", "if TYPE_CHECKING:", "    class Inner:", "", "# comment",
+    "    pass\r", "def other():", "    undef hook(self)", "  def hook(self):  # two spaces",
+]
+
+
+def _versions(seed: int, count: int) -> list[bytes]:
+    """A file's versions, newest first: each an edit of the one before (lines added, removed
+    or replaced, one place or several, at the start and the end too)."""
+    rng = random.Random(seed)
+    lines = [rng.choice(_LINES) for _ in range(rng.randint(0, 60))]
+    versions = []
+    for _ in range(count):
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            at = rng.choice((0, len(lines), rng.randint(0, len(lines))))
+            kind = rng.randrange(3)
+            if kind == 0 or not lines:
+                lines[at:at] = [rng.choice(_LINES) for _ in range(rng.randint(1, 4))]
+            elif kind == 1:
+                del lines[at:at + rng.randint(1, 3)]
+            else:
+                lines[at:at + 1] = [rng.choice(_LINES)]
+        text = "\n".join(lines) + rng.choice(("\n", "", "\n\n"))
+        versions.append(text.encode())
+    return versions
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_def_counter_reads_each_version_as_a_fresh_count_would(seed: int) -> None:
+    """The incremental count (only what differs from the version before is read again)
+    agrees with counting each version on its own, whatever the edits."""
+    names = frozenset({b"hook", b"other"})
+    counter = DefCounter(names)
+    for version in _versions(seed, 30):
+        assert counter.count(version) == DefCounter(names).count(version)
+
+
+def test_common_prefix_and_suffix_at_every_scale() -> None:
+    rng = random.Random(7)
+    for size in (0, 1, 255, 256, 257, 4095, 4096, 5000, 70000, 300000):
+        old = bytes(rng.randrange(256) for _ in range(size))
+        for at in {0, size // 3, size - 1, size} - {-1}:
+            new = old[:at] + b"\x00\x01" + old[at + 1:]
+            most = min(len(old), len(new))
+            head = _common(old, new, most, 0)
+            tail = _common(old, new, most - head, 1)
+            assert head == _shared(old, new)
+            assert tail == min(_shared(old[::-1], new[::-1]), most - head)
+
+
+def _shared(a: bytes, b: bytes) -> int:
+    """The common prefix's length, byte by byte."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n

@@ -30,6 +30,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from hookguard.git.repo import BlobReader
 from hookguard.model.extract import extract, parse_quietly
@@ -203,6 +204,7 @@ def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
 _DEF_NAME = re.compile(rb"def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _TOP_LINE = re.compile(rb"\n(?=[^ \t\r\n\f#])")
 _CLASS_HEAD = re.compile(rb"class[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_NOT_TOP = (b"", b" ", b"\t", b"\r", b"\n", b"\f", b"#")
 
 DefOwners = dict[bytes, dict[bytes, int]]
 
@@ -218,30 +220,127 @@ def def_owners(data: bytes, names: frozenset[bytes]) -> DefOwners:
     edited or a method moved within its class changes no count; moving one to another class
     does. Anything finer (nested classes, which class exactly) is left to the extraction
     that verifies each such commit."""
-    found: DefOwners = {}
-    tops: list[int] | None = None
-    for match in _DEF_NAME.finditer(data):
-        name = match.group(1)
-        if name not in names:
+    return DefCounter(names).count(data)
+
+
+class DefCounter:
+    """:func:`def_owners` of one file's versions, one after another: each version is read
+    only where it differs from the one before (from the first line that differs to the last),
+    the lines before and after kept from the version before, positions shifted. A file's
+    consecutive versions differ in a quarter of their bytes on sympy's history, on average.
+
+    Exact by construction: both readings are of whole lines (a ``def`` or a class head never
+    spans one), so the lines outside the differing span give the same column-0 lines and the
+    same ``def`` statements in both versions, in the same order."""
+
+    def __init__(self, names: frozenset[bytes]) -> None:
+        self.names = names
+        self.data = b""
+        self.tops: list[int] = []  # the lines that start in column 0
+        self.heads: list[bytes] = []  # each one's class name, or b"" (not a class head)
+        self.defs: list[tuple[int, int, bytes]] = []  # (line, ``def`` position, name)
+
+    def count(self, data: bytes) -> DefOwners:
+        before = self.data
+        if before:
+            start, old_end, new_end = _changed_lines(before, data)
+        else:
+            start, old_end, new_end = 0, 0, len(data)
+        shift = new_end - old_end
+        cut = bisect_left(self.tops, start)
+        tail = bisect_left(self.tops, old_end)
+        tops, heads = self._tops(data, start, new_end)
+        self.tops = [*self.tops[:cut], *tops, *(t + shift for t in self.tops[tail:])]
+        self.heads = [*self.heads[:cut], *heads, *self.heads[tail:]]
+        cut = bisect_left(self.defs, (start,))
+        tail = bisect_left(self.defs, (old_end,))
+        self.defs = [*self.defs[:cut], *self._defs(data, start, new_end),
+                     *((line + shift, at + shift, name) for line, at, name in self.defs[tail:])]
+        self.data = data
+        found: DefOwners = {}
+        for line, at, name in self.defs:
+            owner = b""
+            if line != at:
+                index = bisect_left(self.tops, line) - 1
+                if index >= 0:
+                    owner = self.heads[index]
+            counts = found.setdefault(name, {})
+            counts[owner] = counts.get(owner, 0) + 1
+        return found
+
+    @staticmethod
+    def _tops(data: bytes, start: int, end: int) -> tuple[list[int], list[bytes]]:
+        """The column-0 lines that start in ``data[start:end]`` (whole lines), with heads."""
+        tops = [m.end() for m in _TOP_LINE.finditer(data, max(start - 1, 0), end)]
+        if start == 0 and data[:1] not in _NOT_TOP:
+            tops.insert(0, 0)
+        heads = []
+        for top in tops:
+            head = _CLASS_HEAD.match(data, top)
+            heads.append(head.group(1) if head is not None else b"")
+        return tops, heads
+
+    def _defs(self, data: bytes, start: int, end: int) -> list[tuple[int, int, bytes]]:
+        """The ``def`` statements of the wanted names in ``data[start:end]`` (whole lines)."""
+        names = self.names
+        found = []
+        for match in _DEF_NAME.finditer(data, start, end):
+            name = match.group(1)
+            if name not in names:
+                continue
+            at = match.start()
+            line = data.rfind(b"\n", 0, at) + 1
+            if data[line:at].strip(b" \t") in (b"", b"async"):  # else a comment, a string,
+                found.append((line, at, name))  # after other code
+        return found
+
+
+def _changed_lines(old: bytes, new: bytes) -> tuple[int, int, int]:
+    """Where ``new`` differs from ``old``, in whole lines: the start of the first line that
+    differs, and the end of the last one in each (both end before the same unchanged lines)."""
+    most = min(len(old), len(new))
+    same = _common(old, new, most, 0)
+    tail = _common(old, new, most - same, 1)
+    start = old.rfind(b"\n", 0, same) + 1
+    # the first line that starts inside the common tail (its newline in the tail too)
+    newline = old.find(b"\n", len(old) - tail)
+    old_end = newline + 1 if newline >= 0 else len(old)
+    return start, old_end, old_end + len(new) - len(old)
+
+
+def _common(old: bytes, new: bytes, most: int, backwards: int) -> int:
+    """How many bytes ``old`` and ``new`` share at their start (``backwards``: at their end),
+    at most ``most``: compared in blocks that double while they agree; the first that does not
+    is halved down to 256 bytes, where the first byte that differs is the highest set bit of
+    the two read as one number each, exclusive-or'ed (a few calls into C, no byte loop)."""
+    end_old, end_new = len(old), len(new)
+
+    def block(at: int, size: int) -> tuple[bytes, bytes]:
+        if backwards:
+            return (old[end_old - at - size:end_old - at],
+                    new[end_new - at - size:end_new - at])
+        return old[at:at + size], new[at:at + size]
+
+    done, step = 0, 4096
+    while done < most:
+        size = min(step, most - done)
+        a, b = block(done, size)
+        if a == b:
+            done += size
+            step = min(step * 2, 1 << 16)
             continue
-        start = match.start()
-        line = data.rfind(b"\n", 0, start) + 1
-        if data[line:start].strip(b" \t") not in (b"", b"async"):
-            continue  # not a statement: in a comment, a string, after other code
-        owner = b""
-        if line != start:
-            if tops is None:
-                tops = [m.end() for m in _TOP_LINE.finditer(data)]
-                if data[:1] not in (b"", b" ", b"\t", b"\r", b"\n", b"\f", b"#"):
-                    tops.insert(0, 0)
-            index = bisect_left(tops, line) - 1
-            if index >= 0:
-                head = _CLASS_HEAD.match(data, tops[index])
-                if head is not None:
-                    owner = head.group(1)
-        counts = found.setdefault(name, {})
-        counts[owner] = counts.get(owner, 0) + 1
-    return found
+        while size > 256:
+            half = size // 2
+            a, b = block(done, half)
+            if a == b:
+                done, size = done + half, size - half
+            else:
+                size = half
+        a, b = block(done, size)
+        order: Literal["big", "little"] = "little" if backwards else "big"
+        differ = int.from_bytes(a, order) ^ int.from_bytes(b, order)
+        return done + (size * 8 - differ.bit_length()) // 8
+    return done
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +360,17 @@ def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
     for a blob the repository lacks, -1, and for one over ``job.max_size``, its size."""
     reader = _reader(job.root)
     read = reader.read([blob for blob, _ in job.blobs], job.max_size)
-    return [(blob, def_owners(data, job.names[names]) if data is not None else size)
-            for (blob, names), (_, data, size) in zip(job.blobs, read, strict=True)]
+    counters: dict[int, DefCounter] = {}  # a file's versions come in a row, newest first
+    found: list[tuple[str, DefOwners | int]] = []
+    for (blob, names), (_, data, size) in zip(job.blobs, read, strict=True):
+        if data is None:
+            found.append((blob, size))
+            continue
+        counter = counters.get(names)
+        if counter is None:
+            counter = counters[names] = DefCounter(job.names[names])
+        found.append((blob, counter.count(data)))
+    return found
 
 
 _READERS: dict[str, BlobReader] = {}
