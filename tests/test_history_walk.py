@@ -17,7 +17,7 @@ import pytest
 
 from hookguard.git import blobs
 from hookguard.git.blobs import DefScan, close_readers, scan_defs
-from hookguard.git.history import HistoryIndex, _parse_commits
+from hookguard.git.history import HistoryIndex, _parse_commits, _Prefetch
 from hookguard.git.repo import BlobReader, GitError, Repo
 from hookguard.model.cache import RecordCache
 from tests.conftest import GitRepo
@@ -347,6 +347,10 @@ def test_a_prefetched_walk_answers_alike_and_an_unused_one_is_stopped(
     reading = unused._prefetched.thread
     unused.close()  # nothing asked: git is stopped, the thread ends
     assert not reading.is_alive() and unused._workers is None
+
+    failing = _Prefetch(Repo(repo.root), ("log", "--no-such-option"))
+    with pytest.raises(GitError):  # said, not waited for
+        list(failing.records())
 
     store = RecordCache(tmp_path / "cache", "digest")
     store.put_history("an answer", {})

@@ -34,7 +34,7 @@ from hookguard.git.blobs import (
     scan_defs,
 )
 from hookguard.git.changes import HookChange, pair_renames
-from hookguard.git.repo import GitError, Repo
+from hookguard.git.repo import GitError, Repo, split_records
 from hookguard.model.extract import parse_quietly
 from hookguard.model.records import ClassRecord
 
@@ -702,7 +702,7 @@ class _Commit:
 
 
 class _Prefetch:
-    """A git command's records, read by a thread into memory as git writes them."""
+    """A git command's records, its output read into memory by a thread as git writes it."""
 
     def __init__(self, repo: Repo, args: Sequence[str]) -> None:
         self.queue: SimpleQueue[bytes | GitError | None] = SimpleQueue()
@@ -711,19 +711,25 @@ class _Prefetch:
         self.thread.start()
 
     def _read(self, repo: Repo, args: Sequence[str]) -> None:
-        records = repo.git_records(*args, separator=b"\x1e")
+        chunks = repo.git_output(*args)  # (whole chunks: the thread needs the GIL rarely)
         try:
-            for record in records:
+            for chunk in chunks:
                 if self.stopped.is_set():
                     break
-                self.queue.put(record)
+                self.queue.put(chunk)
             self.queue.put(None)
         except GitError as exc:
             self.queue.put(exc)
+        except BaseException as exc:  # never leave the walk waiting for an end that won't come
+            self.queue.put(GitError(f"reading git's output failed: {exc!r}"))
+            raise
         finally:
-            records.close()  # (stopped early: ends git)
+            chunks.close()  # (stopped early: ends git)
 
     def records(self) -> Iterator[bytes]:
+        return split_records(self._chunks(), b"\x1e")
+
+    def _chunks(self) -> Iterator[bytes]:
         while (item := self.queue.get()) is not None:
             if isinstance(item, GitError):
                 raise item

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -80,6 +80,15 @@ class Repo:
         """The output of a git command cut into records, each starting with ``separator``
         (left out), as git writes them; GitError at the end when it fails. Closing the
         iterator early stops the command."""
+        chunks = self.git_output(*args)
+        try:
+            yield from split_records(chunks, separator)
+        finally:
+            chunks.close()
+
+    def git_output(self, *args: str) -> Generator[bytes, None, None]:
+        """The output of a git command, chunk by chunk as the pipe holds it (up to 1 MiB a
+        chunk); GitError at the end when it fails. Closing the iterator early stops it."""
         with tempfile.TemporaryFile() as errors:
             try:
                 # GIT_FLUSH=0: git log flushes each commit to a pipe otherwise, one small
@@ -92,16 +101,17 @@ class Repo:
             _widen(proc.stdout)
             finished = False
             try:
-                pending = b""
-                # (reads of at most 64 KiB: a larger buffer is mapped and unmapped each call)
-                while block := os.read(proc.stdout.fileno(), 1 << 16):
-                    records = (pending + block).split(separator)
-                    pending = records.pop()
-                    yield from (r for r in records if r)
-                if pending:
-                    yield pending
+                # One buffer, filled again and again (a fresh 1 MiB buffer a call would be
+                # mapped and unmapped each time): a reader that waits long for the GIL still
+                # takes what the pipe holds in one call.
+                buffer = bytearray(1 << 20)
+                view = memoryview(buffer)
+                read = proc.stdout.raw.readinto  # type: ignore[attr-defined]
+                while size := read(view):
+                    yield bytes(view[:size])
                 finished = True
             finally:
+                view.release()
                 if not finished:
                     proc.kill()
                 proc.stdout.close()
@@ -239,6 +249,17 @@ class Repo:
         except GitError:
             return ""
         return out.decode(errors="replace").strip()
+
+
+def split_records(chunks: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
+    """Records, each starting with ``separator`` (left out), from output read in chunks."""
+    pending = b""
+    for chunk in chunks:
+        records = (pending + chunk).split(separator)
+        pending = records.pop()
+        yield from (r for r in records if r)
+    if pending:
+        yield pending
 
 
 class BlobReader:
