@@ -209,33 +209,21 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
             notes.append(note)
         if history is not None:
             history.prefetch()  # (a cold run: git walks history beside the model and the rules)
-    try:
-        return _audit_project(workspace, options, started, scopes, notes, cache, paths, keys,
-                              contracts, inputs, result_key, records, stats, history)
+    try:  # (history is asked by the rules, and by nothing after them)
+        with progress.phase("building the model"):
+            project = Project.build(records, dict(config.module_aliases))
+        state = cache.get_state() if cache is not None else None
+        rerun = None
+        if isinstance(state, AuditState) and state.version == STATE_VERSION and (
+            state.inputs == inputs
+        ):
+            assert cache is not None
+            rerun = _affected_since(state, project, keys, cache, _names_in(contracts))
+        findings = run_rules(project, config, contracts, history, select=options.select,
+                             only=rerun)
     finally:
         if history is not None:
-            history.close()
-
-
-def _audit_project(
-    workspace: Workspace, options: Options, started: float, scopes: list[str],
-    notes: list[str], cache: RecordCache | None, paths: Sequence[str],
-    keys: dict[str, str | OSError], contracts: list[HookContract], inputs: str,
-    result_key: str, records: list[FileRecord], stats: LoadStats,
-    history: HistoryIndex | None,
-) -> AuditResult:
-    """The rest of :func:`audit`, once the records are loaded."""
-    config = workspace.config
-    with progress.phase("building the model"):
-        project = Project.build(records, dict(config.module_aliases))
-    state = cache.get_state() if cache is not None else None
-    rerun = None
-    if isinstance(state, AuditState) and state.version == STATE_VERSION and (
-        state.inputs == inputs
-    ):
-        assert cache is not None
-        rerun = _affected_since(state, project, keys, cache, _names_in(contracts))
-    findings = run_rules(project, config, contracts, history, select=options.select, only=rerun)
+            history.close()  # (a walk prefetched and never asked for: its git stops)
     history_notes = history.errors if history is not None else []
     if rerun is not None:
         assert isinstance(state, AuditState)

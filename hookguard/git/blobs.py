@@ -374,6 +374,7 @@ def scan_defs(job: DefScan) -> list[tuple[str, DefOwners | int]]:
 
 
 _READERS: dict[str, BlobReader] = {}
+_FINALIZED: set[int] = set()  # the processes that end their readers on exit
 
 
 def _reader(root: str) -> BlobReader:
@@ -381,12 +382,13 @@ def _reader(root: str) -> BlobReader:
     worker's lives as long as the worker; its git ends when the worker does)."""
     reader = _READERS.get(root)
     if reader is None or reader.pid != os.getpid() or reader.broken:
-        if not any(r.pid == os.getpid() for r in _READERS.values()):
+        if os.getpid() not in _FINALIZED:
             # A worker process ends through multiprocessing's exit, which runs these (not
             # atexit's): its git is waited for, and counted in its resource usage.
             from multiprocessing.util import Finalize
 
             Finalize(None, close_readers, exitpriority=10)
+            _FINALIZED.add(os.getpid())
         reader = _READERS[root] = BlobReader(Path(root))
     return reader
 
