@@ -199,17 +199,18 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
                 project=None, seconds=time.perf_counter() - started, contracts=contracts,
                 rechecked=0,
             )
-    records, stats = load_worktree(
-        workspace.root, paths, cache, config.max_file_size, options.workers, keys
-    )
     history = None
     if use_history:
         history, note = open_history(workspace.repo, cache, config.max_file_size)
         if note:
             notes.append(note)
-        if history is not None:
-            history.prefetch()  # (a cold run: git walks history beside the model and the rules)
     try:  # (history is asked by the rules, and by nothing after them)
+        # A cold run: git walks history beside the parse, the model and the rules, and the
+        # files are parsed in the walk's worker processes (started before git's reader).
+        pool = history.prefetch(options.workers) if history is not None else None
+        records, stats = load_worktree(
+            workspace.root, paths, cache, config.max_file_size, options.workers, keys, pool
+        )
         with progress.phase("building the model"):
             project = Project.build(records, dict(config.module_aliases))
         state = cache.get_state() if cache is not None else None

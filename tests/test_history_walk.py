@@ -20,6 +20,7 @@ from hookguard.git.blobs import DefScan, close_readers, scan_defs
 from hookguard.git.history import HistoryIndex, _parse_commits, _Prefetch
 from hookguard.git.repo import BlobReader, GitError, Repo
 from hookguard.model.cache import RecordCache
+from hookguard.model.loader import PARALLEL_THRESHOLD, load_worktree
 from tests.conftest import GitRepo
 
 
@@ -357,6 +358,40 @@ def test_a_prefetched_walk_answers_alike_and_an_unused_one_is_stopped(
     warm = HistoryIndex(Repo(repo.root), store)
     warm.prefetch()  # answers are stored: a warm run may need no walk at all
     assert warm._prefetched is None and warm._workers is None
+
+
+def test_the_checkout_is_parsed_in_the_prefetched_walks_processes(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """A cold audit starts the walk before parsing, and parses in the walk's processes:
+    the same records as a parse in this process, and the walk still answers after."""
+    files = {f"pkg/m{n}.py": _methods(f"C{n}", "one", "two") for n in range(PARALLEL_THRESHOLD)}
+    files["pkg/broken.py"] = "def broken(:\n"
+    repo = git_repo()
+    repo.commit("root", files)
+    repo.commit("drop one", {"pkg/m0.py": _methods("C0", "two")})
+    paths = sorted(files)
+    alone, _ = load_worktree(repo.root, paths, None, 1 << 20, workers=1)
+
+    index = HistoryIndex(Repo(repo.root))
+    try:
+        pool = index.prefetch(2)
+        assert pool is not None and index._prefetched is not None
+        parsed, stats = load_worktree(repo.root, paths, None, 1 << 20, workers=2, pool=pool)
+        assert index._prefetched is not None  # the walk's output waits, unread
+        found = index._scan_many({"pkg/m0.py": {"one"}})
+    finally:
+        index.close()
+    assert stats.parsed == len(paths) and parsed == alone
+    assert [r.error for r in parsed if r.error] == [r.error for r in alone if r.error] != []
+    assert [r.name for r in found["pkg/m0.py"]] == ["one"]
+
+    one_core = HistoryIndex(Repo(repo.root))
+    try:
+        assert one_core.prefetch(1) is None  # no processes: the parse stays in this one
+        assert one_core._prefetched is not None
+    finally:
+        one_core.close()
 
 
 def test_versions_over_the_size_limit_are_said_and_give_no_evidence(

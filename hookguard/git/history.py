@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Protocol, TypeVar
@@ -264,16 +264,24 @@ class HistoryIndex:
         self._workers: _Workers | None = None  # the current batch's (lost_methods_many)
         self._prefetched: _Prefetch | None = None
 
-    def prefetch(self) -> None:
+    def prefetch(self, workers: int | None = None) -> Executor | None:
         """Start the whole-history walk's ``git log`` now, when nothing is stored (a cold
-        run, which will walk history as soon as the rules ask): on a machine of few cores it
-        runs beside the model's building and the rules, which keep one core busy. Its output
-        waits in memory for :meth:`lost_methods_many`; :meth:`close` stops an unused one."""
+        run, which will walk history as soon as the rules ask), and return the worker
+        processes the walk will use, started (``workers`` of them, default: one per core;
+        None for one core, or when nothing is prefetched).
+
+        Called before the checkout is parsed, and the parse done in those processes: git
+        walks history beside the parse, the model's building and the rules, where otherwise
+        the walk would start with the rules and half the machine would wait on it. The
+        processes are forked before the thread that reads git's output exists, never beside
+        it. The output waits in memory (26 MB for sympy's 62,658 commits) for
+        :meth:`lost_methods_many`; :meth:`close` stops an unused walk."""
         if self._prefetched is None and not (self.store and self.store.holds_history()):
             if self._workers is None:
-                self._workers = _Workers()
-                self._workers.start()  # forked before the reading thread exists, not beside it
+                self._workers = _Workers(workers)
+                self._workers.start()
             self._prefetched = _Prefetch(self.repo, _WALK)
+        return self._workers.pool if self._workers is not None else None
 
     def close(self) -> None:
         """Stop a prefetched walk nothing read, and its workers."""

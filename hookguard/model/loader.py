@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,20 +96,26 @@ def _run_job(job: _Job) -> FileRecord:
     return record
 
 
-def _parse_all(jobs: Sequence[_Job], workers: int | None) -> list[FileRecord]:
+def _parse_all(
+    jobs: Sequence[_Job], workers: int | None, pool: Executor | None = None
+) -> list[FileRecord]:
+    """The records of ``jobs``, in order: in worker processes when there are enough to pay,
+    those of ``pool`` when given (processes already started), else a pool's of their own."""
     if not jobs:
         return []
     progress.start("files", total=len(jobs))
     cpus = workers if workers is not None else (os.cpu_count() or 1)
     if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
         return [_counted(_run_job(job)) for job in jobs]
+    if pool is not None:
+        return [_counted(record) for record in pool.map(_run_job, jobs, chunksize=_CHUNK)]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as pool:
-        return [_counted(record) for record in pool.map(_run_job, jobs, chunksize=_CHUNK)]
+    with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as own:
+        return [_counted(record) for record in own.map(_run_job, jobs, chunksize=_CHUNK)]
 
 
 def _counted(record: FileRecord) -> FileRecord:
@@ -150,8 +157,10 @@ def load_worktree(
     max_size: int,
     workers: int | None = None,
     keys: dict[str, str | OSError] | None = None,
+    pool: Executor | None = None,
 ) -> tuple[list[FileRecord], LoadStats]:
-    """Records for files on disk; unchanged files (same stat or same content) come from cache."""
+    """Records for files on disk; unchanged files (same stat or same content) come from cache.
+    ``pool``: worker processes already started, to parse in (see :func:`_parse_all`)."""
     stats = LoadStats(files=len(paths))
     modules = module_names(paths)
     if keys is None:
@@ -175,7 +184,7 @@ def load_worktree(
         slots.append(len(records))
         records.append(None)
         jobs.append(_Job(path, module, is_package, key, None, str(root / path), max_size))
-    return _finish(records, jobs, slots, cache, stats, workers)
+    return _finish(records, jobs, slots, cache, stats, workers, pool)
 
 
 def load_trees(
@@ -267,8 +276,9 @@ def _finish(
     cache: RecordCache | None,
     stats: LoadStats,
     workers: int | None,
+    pool: Executor | None,
 ) -> tuple[list[FileRecord], LoadStats]:
-    parsed = _parse_all(jobs, workers)
+    parsed = _parse_all(jobs, workers, pool)
     _keep(jobs, parsed, cache)
     for slot, record in zip(slots, parsed, strict=True):
         records[slot] = record
