@@ -3,9 +3,9 @@
 The cache lives in ``.hookguard_cache/`` at the repository root (tagged with ``CACHEDIR.TAG``).
 It is MessagePack decoded by msgspec into the record types: loading it only ever builds data
 (strings, numbers, tuples, the record dataclasses), so a cache file cannot run code, whoever
-wrote it, and it needs no signing key. The wire types are derived from the record dataclasses'
-fields (:func:`_wire`), so a field added to a record needs no code here (the schema digest in
-the stamp changes with the source, and older files are rebuilt).
+wrote it, and it needs no signing key. The records' encoding is :mod:`hookguard.model.wire`'s
+(a field added to a record needs no code here: the schema digest in the stamp changes with the
+source, and older files are rebuilt).
 
 Every file starts with a version line; then a stamp (hookguard version, digest of its own
 source, config digest) and a checksum of the body. Anything in doubt (unreadable, truncated,
@@ -26,7 +26,6 @@ per run on stderr with what the cache answered (:meth:`RecordCache.stats_line`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import stat
@@ -34,10 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import typing
 import zlib
 from collections.abc import Callable
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +44,8 @@ from hookguard import __version__
 from hookguard.findings import Finding, InputError
 from hookguard.git.changes import HookChange
 from hookguard.incremental import AuditState
-from hookguard.model.records import ClassRecord, FileRecord, LazyMethods, MethodRecord
+from hookguard.model import wire
+from hookguard.model.records import FileRecord
 
 CACHE_DIR_NAME = ".hookguard_cache"
 _MAGIC = b"HOOKGUARD-CACHE-2 msgpack\n"
@@ -83,38 +81,8 @@ def build_digest() -> str:
     return digest.hexdigest()[:12]
 
 
-# -- the wire format --------------------------------------------------------------------------
-def _wire(cls: type, name: str, overrides: dict[str, Any]) -> type[msgspec.Struct]:
-    """A msgspec struct with ``cls``'s dataclass fields, in order, encoded as an array."""
-    hints = typing.get_type_hints(cls)
-    fields = [(f.name, overrides.get(f.name, hints[f.name])) for f in dataclasses.fields(cls)]
-    return msgspec.defstruct(name, fields, array_like=True, gc=False, omit_defaults=False)
-
-
-def _names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
-
-
-_METHOD_FIELDS = _names(MethodRecord)
-_CLASS_FIELDS = _names(ClassRecord)
-_FILE_FIELDS = _names(FileRecord)
-_METHODS_AT = _CLASS_FIELDS.index("methods")
-_CLASSES_AT = _FILE_FIELDS.index("classes")
-
-_MethodWire = _wire(MethodRecord, "_MethodWire", {})
-# A class's methods: their names, and the methods encoded apart, decoded on first read.
-_ClassWire = _wire(ClassRecord, "_ClassWire", {"methods": tuple[tuple[str, ...], msgspec.Raw]})
-_FileWire = _wire(FileRecord, "_FileWire", {"classes": list[_ClassWire]})  # type: ignore[valid-type]
-
-_method_values: Callable[[MethodRecord], tuple[Any, ...]] = attrgetter(*_METHOD_FIELDS)
-_class_values: Callable[[ClassRecord], tuple[Any, ...]] = attrgetter(*_CLASS_FIELDS)
-_file_values: Callable[[FileRecord], tuple[Any, ...]] = attrgetter(*_FILE_FIELDS)
-_astuple = msgspec.structs.astuple
-
-_ENCODER = msgspec.msgpack.Encoder()
-_METHODS_DECODER = msgspec.msgpack.Decoder(list[_MethodWire])  # type: ignore[valid-type]
 _RECORDS_DECODER = msgspec.msgpack.Decoder(
-    list[tuple[str, str, str, _FileWire]]  # type: ignore[valid-type]
+    list[tuple[str, str, str, wire.FileWire]]  # type: ignore[valid-type]
 )
 
 
@@ -138,39 +106,8 @@ _HEADER_DECODER = msgspec.msgpack.Decoder(_Header)
 _INDEX_DECODER = msgspec.msgpack.Decoder(_Index)
 
 
-def _decode_methods(raw: Any) -> list[MethodRecord]:
-    return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
-
-
-def _encode_record(record: FileRecord) -> msgspec.Struct:
-    classes = []
-    for klass in record.classes:
-        values = list(_class_values(klass))
-        methods = klass.methods
-        raw = methods.encoded if isinstance(methods, LazyMethods) else None
-        if raw is None:
-            raw = _ENCODER.encode([_MethodWire(*_method_values(m)) for m in methods.values()])
-        values[_METHODS_AT] = (tuple(methods), msgspec.Raw(raw))
-        classes.append(_ClassWire(*values))
-    values = list(_file_values(record))
-    values[_CLASSES_AT] = classes
-    return _FileWire(*values)
-
-
-def _decode_record(wire: msgspec.Struct) -> FileRecord:
-    values = list(_astuple(wire))
-    classes = []
-    for klass in values[_CLASSES_AT]:
-        class_values = list(_astuple(klass))
-        names, raw = class_values[_METHODS_AT]
-        class_values[_METHODS_AT] = LazyMethods(names, raw, _decode_methods)
-        classes.append(ClassRecord(*class_values))
-    values[_CLASSES_AT] = classes
-    return FileRecord(*values)
-
-
 def _shard_body(kept: dict[RecordKey, FileRecord]) -> Callable[[], object]:
-    return lambda: [(*key, _encode_record(record)) for key, record in kept.items()]
+    return lambda: [(*key, wire.to_wire(record)) for key, record in kept.items()]
 
 
 # -- the folder ---------------------------------------------------------------------------------
@@ -341,8 +278,8 @@ class RecordCache:
             for shard in range(_SHARDS):
                 loaded = self._read(self.shard_file(shard), _RECORDS_DECODER)
                 if loaded is not None:
-                    for content, path, module, wire in loaded:
-                        self._records[(content, path, module)] = _decode_record(wire)
+                    for content, path, module, encoded in loaded:
+                        self._records[(content, path, module)] = wire.from_wire(encoded)
         return self._records
 
     def get(self, key: RecordKey) -> FileRecord | None:
@@ -498,11 +435,11 @@ class RecordCache:
 
     def _write(self, file: Path, content: Callable[[], object]) -> None:
         try:
-            body = _ENCODER.encode(content())
+            body = wire.ENCODER.encode(content())
         except (TypeError, ValueError, msgspec.EncodeError) as exc:  # a value it cannot hold
             self.warnings.append(f"{file}: cannot write cache ({exc})")
             return
-        header = _ENCODER.encode(_Header(self.stamp, zlib.crc32(body), len(body)))
+        header = wire.ENCODER.encode(_Header(self.stamp, zlib.crc32(body), len(body)))
         try:
             if self.directory.is_symlink():  # appeared during the run
                 self.warnings.append(f"{self.directory}: is a symbolic link; not written")

@@ -1,6 +1,7 @@
 """Turn a set of source files into records: from the cache where it can, in parallel where it pays.
 
-Worker processes import only :mod:`hookguard.model.extract` (stdlib ``ast``), never libcst.
+Worker processes use only :mod:`hookguard.model.extract` (stdlib ``ast``) and
+:mod:`hookguard.model.wire` (msgspec), never libcst.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hookguard import progress
+from hookguard.model import wire
 from hookguard.model.cache import RecordCache
 from hookguard.model.extract import extract
 from hookguard.model.records import FileRecord
@@ -96,6 +98,12 @@ def _run_job(job: _Job) -> FileRecord:
     return record
 
 
+def _encoded_job(job: _Job) -> bytes:
+    """:func:`_run_job` in a worker process: the record comes back in the cache's encoding,
+    cheaper to send than a pickle, and its methods are decoded only where a run reads them."""
+    return wire.encode(_run_job(job))
+
+
 def _parse_all(
     jobs: Sequence[_Job], workers: int | None, pool: Executor | None = None
 ) -> list[FileRecord]:
@@ -108,14 +116,16 @@ def _parse_all(
     if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
         return [_counted(_run_job(job)) for job in jobs]
     if pool is not None:
-        return [_counted(record) for record in pool.map(_run_job, jobs, chunksize=_CHUNK)]
+        return [_counted(wire.decode(data))
+                for data in pool.map(_encoded_job, jobs, chunksize=_CHUNK)]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as own:
-        return [_counted(record) for record in own.map(_run_job, jobs, chunksize=_CHUNK)]
+        return [_counted(wire.decode(data))
+                for data in own.map(_encoded_job, jobs, chunksize=_CHUNK)]
 
 
 def _counted(record: FileRecord) -> FileRecord:

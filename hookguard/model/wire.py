@@ -1,0 +1,99 @@
+"""File records as MessagePack: the one encoding records travel in, to the cache's files and from
+the parser's worker processes back to the run.
+
+Decoding only builds data (strings, numbers, tuples, the record dataclasses), whoever wrote the
+bytes. A class's methods are encoded apart and decoded on their first read
+(:class:`~hookguard.model.records.LazyMethods`): a run that reads few classes never decodes the
+methods of the others, and writes the undecoded ones back as they came. The wire types are
+derived from the record dataclasses' fields (:func:`_wire`), so a field added to a record needs no
+code here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+
+from hookguard.model.records import ClassRecord, FileRecord, LazyMethods, MethodRecord
+
+
+def _wire(cls: type, name: str, overrides: dict[str, Any]) -> type[msgspec.Struct]:
+    """A msgspec struct with ``cls``'s dataclass fields, in order, encoded as an array."""
+    hints = typing.get_type_hints(cls)
+    fields = [(f.name, overrides.get(f.name, hints[f.name])) for f in dataclasses.fields(cls)]
+    return msgspec.defstruct(name, fields, array_like=True, gc=False, omit_defaults=False)
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+_METHOD_FIELDS = _names(MethodRecord)
+_CLASS_FIELDS = _names(ClassRecord)
+_FILE_FIELDS = _names(FileRecord)
+_METHODS_AT = _CLASS_FIELDS.index("methods")
+_CLASSES_AT = _FILE_FIELDS.index("classes")
+
+_MethodWire = _wire(MethodRecord, "_MethodWire", {})
+# A class's methods: their names, and the methods encoded apart, decoded on first read.
+_ClassWire = _wire(ClassRecord, "_ClassWire", {"methods": tuple[tuple[str, ...], msgspec.Raw]})
+FileWire = _wire(FileRecord, "FileWire", {"classes": list[_ClassWire]})  # type: ignore[valid-type]
+
+_method_values: Callable[[MethodRecord], tuple[Any, ...]] = attrgetter(*_METHOD_FIELDS)
+_class_values: Callable[[ClassRecord], tuple[Any, ...]] = attrgetter(*_CLASS_FIELDS)
+_file_values: Callable[[FileRecord], tuple[Any, ...]] = attrgetter(*_FILE_FIELDS)
+_astuple = msgspec.structs.astuple
+
+ENCODER = msgspec.msgpack.Encoder()
+_METHODS_DECODER = msgspec.msgpack.Decoder(list[_MethodWire])  # type: ignore[valid-type]
+_FILE_DECODER = msgspec.msgpack.Decoder(FileWire)
+
+
+def _decode_methods(raw: Any) -> list[MethodRecord]:
+    return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
+
+
+def to_wire(record: FileRecord) -> msgspec.Struct:
+    """``record`` as its wire struct; methods still undecoded are taken as they are."""
+    classes = []
+    for klass in record.classes:
+        values = list(_class_values(klass))
+        methods = klass.methods
+        raw = methods.encoded if isinstance(methods, LazyMethods) else None
+        if raw is None:
+            raw = ENCODER.encode([_MethodWire(*_method_values(m)) for m in methods.values()])
+        values[_METHODS_AT] = (tuple(methods), msgspec.Raw(raw))
+        classes.append(_ClassWire(*values))
+    values = list(_file_values(record))
+    values[_CLASSES_AT] = classes
+    return FileWire(*values)
+
+
+def from_wire(wire: msgspec.Struct) -> FileRecord:
+    """The record a wire struct holds, its classes' methods decoded on first read."""
+    values = list(_astuple(wire))
+    classes = []
+    for klass in values[_CLASSES_AT]:
+        class_values = list(_astuple(klass))
+        names, raw = class_values[_METHODS_AT]
+        class_values[_METHODS_AT] = LazyMethods(names, raw, _decode_methods)
+        classes.append(ClassRecord(*class_values))
+    values[_CLASSES_AT] = classes
+    return FileRecord(*values)
+
+
+def encode(record: FileRecord) -> bytes:
+    return ENCODER.encode(to_wire(record))
+
+
+def decode(data: bytes) -> FileRecord:
+    """The record :func:`encode` wrote (raises ``msgspec.DecodeError`` on anything else)."""
+    return from_wire(_FILE_DECODER.decode(data))
+
+
+__all__ = ["ENCODER", "FileWire", "decode", "encode", "from_wire", "to_wire"]
