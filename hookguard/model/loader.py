@@ -116,16 +116,19 @@ def _parse_all(
     if len(jobs) < PARALLEL_THRESHOLD or cpus < 2:
         return [_counted(_run_job(job)) for job in jobs]
     if pool is not None:
-        return [_counted(wire.decode(data))
-                for data in pool.map(_encoded_job, jobs, chunksize=_CHUNK)]
+        return _parse_in(pool, jobs)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=cpus, mp_context=context) as own:
-        return [_counted(wire.decode(data))
-                for data in own.map(_encoded_job, jobs, chunksize=_CHUNK)]
+        return _parse_in(own, jobs)
+
+
+def _parse_in(pool: Executor, jobs: Sequence[_Job]) -> list[FileRecord]:
+    return [_counted(wire.decode(data))
+            for data in pool.map(_encoded_job, jobs, chunksize=_CHUNK)]
 
 
 def _counted(record: FileRecord) -> FileRecord:
