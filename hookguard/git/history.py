@@ -105,10 +105,14 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
     return False
 
 
-def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], boundary: str) -> str:
+def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], state: str) -> str:
+    """Where the answer to ``request`` is stored. ``state`` is the history it was read from
+    (HEAD and the shallow boundary, :meth:`Repo.history_state`): the same file content has
+    another history after a commit (the commit that renames a hook leaves the working tree
+    as it was), so an answer never outlives the HEAD it was walked from."""
     path, wanted, module, _, content = request
     question = sorted((q, sorted(names)) for q, names in wanted.items())
-    return f"lost:{boundary}:{path}:{content}:{module}:{question}"
+    return f"lost:{state}:{path}:{content}:{module}:{question}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,14 +244,14 @@ class HistoryStore(Protocol):
 
     def put_history(self, key: str, value: object) -> None: ...
 
-    def holds_history(self) -> bool: ...
+    def holds_history(self, prefix: str) -> bool: ...
 
 
 class HistoryIndex:
     """Answers "when did class X lose method m?" for many candidates with few git calls.
 
-    Answers are stored by (file path, file content, question): a file's history only matters
-    up to its current content, so an unchanged file never runs ``git log`` again.
+    Answers are stored by (HEAD and shallow boundary, file path, file content, question): an
+    unchanged file at an unchanged HEAD never runs ``git log`` again; a new commit walks again.
     """
 
     def __init__(self, repo: Repo, store: HistoryStore | None = None,
@@ -256,7 +260,8 @@ class HistoryIndex:
         self.max_size = max_size  # old versions larger than this are not read
         self.store = store
         self.shallow = repo.is_shallow()
-        self.boundary = repo.history_boundary()  # answers hold for this shallow boundary only
+        self.boundary = repo.history_boundary()
+        self.state = repo.history_state()  # answers hold for this HEAD and boundary only
         self.errors: list[str] = []
         self.git_logs = 0
         self.blobs_parsed = 0  # history blobs parsed (one per distinct content and file)
@@ -276,7 +281,9 @@ class HistoryIndex:
         processes are forked before the thread that reads git's output exists, never beside
         it. The output waits in memory (26 MB for sympy's 62,658 commits) for
         :meth:`lost_methods_many`; :meth:`close` stops an unused walk."""
-        if self._prefetched is None and not (self.store and self.store.holds_history()):
+        if self._prefetched is None and not (
+            self.store and self.store.holds_history(f"lost:{self.state}:")
+        ):
             if self._workers is None:
                 self._workers = _Workers(workers)
                 self._workers.start()
@@ -301,7 +308,7 @@ class HistoryIndex:
         answers: dict[str, dict[tuple[str, str], HookChange]] = {}
         missing: list[tuple[str, Mapping[str, set[str]], str, bool, str]] = []
         for request in requests:
-            key = _store_key(request, self.boundary)
+            key = _store_key(request, self.state)
             stored = self.store.get_history(key) if self.store else None
             if isinstance(stored, dict):
                 answers[request[0]] = stored
@@ -330,7 +337,7 @@ class HistoryIndex:
             if self.store is not None and content and not any(
                 e.startswith(f"{path}:") for e in self.errors
             ):
-                self.store.put_history(_store_key(request, self.boundary), found)
+                self.store.put_history(_store_key(request, self.state), found)
         return answers
 
     def _versions(

@@ -303,11 +303,12 @@ class RecordCache:
             self.history_misses += 1
         return value
 
-    def holds_history(self) -> bool:
-        """Whether any history answer is stored (none: a cold cache, history will be walked)."""
+    def holds_history(self, prefix: str) -> bool:
+        """Whether any history answer is stored under a key starting with ``prefix`` (none: a
+        cold cache for that history, which will be walked)."""
         if not self._index_loaded:
             self._load_index()
-        return bool(self._history)
+        return any(key.startswith(prefix) for key in self._history)
 
     def get_result(self, key: str) -> object | None:
         """The whole result of a run whose inputs hash to ``key``, or None."""
