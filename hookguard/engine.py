@@ -94,8 +94,8 @@ class Workspace:
             directory = Path(moved).absolute() / f"{self.root.name}-{folder.hexdigest()[:12]}"
             with contextlib.suppress(OSError):  # else the cache notes it cannot write
                 directory.parent.mkdir(parents=True, exist_ok=True)
-            return RecordCache(directory, self.config.digest())
-        return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest())
+            return RecordCache(directory, self.config.digest(), self.root)
+        return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest(), self.root)
 
     def load_contracts(self, extra: Sequence[str]) -> list[HookContract]:
         paths = [*self.config.contracts, *extra]

@@ -83,3 +83,22 @@ def write_tree(root: Path, files: Mapping[str, str]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(textwrap.dedent(text).lstrip("\n"))
     return root
+
+
+def forge_cache_file(file: Path, body: bytes, key: bytes) -> None:
+    """Rewrite the cache file ``file`` with ``body``, its own stamp, and a MAC made with ``key``
+    (the real key: what a forger who had the secret could write; any other: a forgery)."""
+    import hashlib
+    import hmac
+
+    import msgspec
+
+    from hookguard.model.cache import _MAGIC
+
+    data = file.read_bytes()
+    start = len(_MAGIC) + 4
+    end = start + int.from_bytes(data[len(_MAGIC):start], "big")
+    stamp = msgspec.msgpack.decode(data[start:end])[0]
+    mac = hmac.new(key, stamp.encode() + b"\0" + body, hashlib.sha256).digest()
+    header = msgspec.msgpack.encode([stamp, mac, len(body)])
+    file.write_bytes(_MAGIC + len(header).to_bytes(4, "big") + header + body)

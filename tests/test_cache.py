@@ -16,7 +16,8 @@ import pytest
 
 from hookguard.engine import Options, audit
 from hookguard.model.cache import CACHE_DIR_NAME
-from tests.conftest import write_tree
+from hookguard.model.cache_secret import key_file
+from tests.conftest import forge_cache_file, write_tree
 
 STALE = ("from typing_extensions import override\nclass Base: ...\nclass Child(Base):\n"
          "    @override\n    def gone(self): ...\n")
@@ -108,18 +109,11 @@ def test_wellformed_file_of_the_wrong_shape_is_rebuilt(tmp_path: Path) -> None:
     is rebuilt: decoding is typed, nothing but records comes out of it."""
     import msgspec
 
-    from hookguard.model import cache as cache_module
-
     root = write_tree(tmp_path / "repo", {"a.py": STALE})
     audit([root])
     (index,) = (root / CACHE_DIR_NAME).glob("index-*.msgpack")
-    blob = index.read_bytes()
-    start = len(cache_module._MAGIC) + 4
-    header_end = start + int.from_bytes(blob[len(cache_module._MAGIC):start], "big")
-    stamp = msgspec.msgpack.decode(blob[start:header_end])[0]
     body = msgspec.msgpack.encode({"__reduce__": ["os.system", "touch pwned"]})
-    header = msgspec.msgpack.encode([stamp, zlib.crc32(body), len(body)])
-    index.write_bytes(cache_module._MAGIC + len(header).to_bytes(4, "big") + header + body)
+    forge_cache_file(index, body, key_file().read_bytes())  # signed with the real key
     result = audit([root])
     assert [f.symbol for f in result.findings] == ["a.Child.gone"]
     (note,) = _cache_notes(result.notes)
@@ -239,6 +233,26 @@ def test_cache_tracked_by_git_is_not_trusted(tmp_path: Path) -> None:
     assert result.stats.parsed == 1 and [f.symbol for f in result.findings] == ["a.Child.gone"]
 
 
+def test_cache_committed_as_a_submodule_is_not_trusted(tmp_path: Path) -> None:
+    """A gitlink at ``.hookguard_cache`` (a submodule holding a cache) is tracked too: the
+    index holds the folder's own name, not names under it (issue 24)."""
+    from tests.conftest import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("code", {"a.py": STALE})
+    audit([repo.root])
+    inner = GitRepo(repo.root / CACHE_DIR_NAME)  # the cache folder, made a repository
+    inner.git("add", "-f", "-A")
+    inner.commit("a cache")
+    repo.git("add", CACHE_DIR_NAME)  # a gitlink (mode 160000)
+    assert repo.git("ls-files", "-s", CACHE_DIR_NAME).startswith("160000 ")
+    repo.git("commit", "-q", "-m", "commit the cache as a submodule")
+    result = audit([repo.root])
+    (note,) = _cache_notes(result.notes)
+    assert "tracked by git" in note
+    assert result.stats.parsed == 1 and [f.symbol for f in result.findings] == ["a.Child.gone"]
+
+
 # -- issue 11, case 3: results a changing file cannot poison ------------------------------------
 FIXED = STALE.replace("def gone", "def gon_")  # same size; ``@override`` of a missing name
 
@@ -339,3 +353,43 @@ def test_cache_copied_to_another_checkout_is_reused(tmp_path: Path) -> None:
     assert (result.stats.parsed, result.stats.cached) == (0, 2)
     assert not _cache_notes(result.notes)
     assert [f.fingerprint for f in result.findings] == [f.fingerprint for f in first.findings]
+
+
+# -- issue 24, item 2: the secret the cache is signed with ----------------------------------------
+def test_the_key_file_is_made_once_private_and_whole(tmp_path: Path) -> None:
+    from hookguard.model.cache_secret import cache_key
+
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    first = cache_key(root)
+    file = key_file()
+    assert file.is_relative_to(tmp_path / "xdg") and file.read_bytes() == first
+    assert len(first) == 32 and (file.stat().st_mode & 0o077) == 0
+    assert cache_key(root) == first
+    file.write_bytes(b"")  # what a full disk left: replaced, never used as an empty key
+    assert cache_key(root) not in (b"", first) and len(file.read_bytes()) == 32
+
+
+def test_a_key_inside_the_checkout_is_refused(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HOME`` (or ``XDG_CACHE_HOME``) pointed into the checkout: the checkout could carry the
+    key, so it signs nothing, and the run is a cold one."""
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+    result = audit([root])
+    (note,) = _cache_notes(result.notes)
+    assert "inside the checkout" in note
+    assert not (root / CACHE_DIR_NAME).exists()
+    assert [f.symbol for f in result.findings] == ["a.Child.gone"]
+
+
+def test_a_passed_secret_signs_instead_of_the_key_file(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_tree(tmp_path / "repo", {"a.py": STALE})
+    monkeypatch.setenv("HOOKGUARD_CACHE_KEY", "one")
+    audit([root])
+    assert not key_file().exists()
+    assert audit([root]).project is None  # the same secret: the last result is reused
+    monkeypatch.setenv("HOOKGUARD_CACHE_KEY", "two")
+    other = audit([root])
+    assert other.project is not None and other.stats.parsed == 1  # nothing verified: cold
+    assert [f.symbol for f in other.findings] == ["a.Child.gone"]

@@ -1,6 +1,7 @@
 """A cache CI can carry (issue 12, item 2): a cache restored into a fresh clone at another path,
-under another user home, gives the same findings and is really used; a damaged one is ignored
-with one note and never trusted.
+under another user home, with the secret the workflow passes in (``HOOKGUARD_CACHE_KEY``), gives
+the same findings and is really used; a damaged one, one signed with another secret or none, and
+a forged record are ignored with one note and never trusted (issue 24, item 2).
 
 Each test is the CI flow itself: a real upstream repository (a base hook, overrides, a history
 with a file rename), a first clone where hookguard fills the cache, and a fresh clone elsewhere,
@@ -10,6 +11,7 @@ it. What the cache answered is read from the line ``HOOKGUARD_CACHE_STATS=1`` pr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from hookguard.model.cache import _MAGIC, CACHE_DIR_NAME
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, forge_cache_file
 
 PYPROJECT = '[project]\nname = "shop"\n\n[tool.hookguard]\nexclude = ["docs"]\n'
 BASE = """
@@ -103,10 +105,16 @@ def clone(upstream: GitRepo, where: Path, branch: str = "feature") -> Path:
     return where
 
 
-def hookguard(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+SECRET = "the workflow's secret"
+
+
+def hookguard(cwd: Path, home: Path, *args: str, secret: str | None = SECRET
+              ) -> subprocess.CompletedProcess[str]:
     home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HOOKGUARD_", "XDG_"))}
     env.update(HOME=str(home), USER=home.name, HOOKGUARD_CACHE_STATS="1")
+    if secret is not None:
+        env["HOOKGUARD_CACHE_KEY"] = secret
     return subprocess.run([sys.executable, "-m", "hookguard", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False)
 
@@ -217,6 +225,10 @@ def _flip(file: Path) -> None:
     file.write_bytes(bytes(data))
 
 
+def _secret_key() -> bytes:
+    return hashlib.sha256(b"hookguard cache key\0" + SECRET.encode()).digest()
+
+
 def _truncate(file: Path) -> None:
     file.write_bytes(file.read_bytes()[: len(_MAGIC) + 9])
 
@@ -225,13 +237,8 @@ def _wrong_types(file: Path) -> None:
     """A body with a correct size and checksum that is not records: a string, not a list."""
     import msgspec
 
-    data = file.read_bytes()
-    start = len(_MAGIC) + 4
-    end = start + int.from_bytes(data[len(_MAGIC):start], "big")
-    stamp = msgspec.msgpack.decode(data[start:end])[0]
     body = msgspec.msgpack.encode("__import__('os').system('touch pwned')")
-    header = msgspec.msgpack.encode([stamp, zlib.crc32(body), len(body)])
-    file.write_bytes(_MAGIC + len(header).to_bytes(4, "big") + header + body)
+    forge_cache_file(file, body, _secret_key())
 
 
 def _other_build(file: Path) -> None:
@@ -287,4 +294,80 @@ def test_check_never_reads_the_index_an_audit_left(upstream: GitRepo, tmp_path: 
     assert finding["symbol"] == "plugins.sparse.SparseManager.build_tables"
     audited = hookguard(fresh, tmp_path / "h2", "audit", "--format", "json")
     notes = [n for n in report(audited)["notes"] if "cache" in n]  # type: ignore[attr-defined]
-    assert len(notes) == 1 and index.name in notes[0] and "checksum" in notes[0], notes
+    assert len(notes) == 1 and index.name in notes[0] and "not signed" in notes[0], notes
+
+
+@pytest.mark.parametrize("secret", [None, "another secret"])
+def test_a_cache_restored_without_the_secret_is_never_used(
+    upstream: GitRepo, tmp_path: Path, secret: str | None
+) -> None:
+    """A pull request from a fork gets no secret (``None``): what it restores is rebuilt, and
+    the verdict is the cold one."""
+    first = clone(upstream, tmp_path / "one" / "shop")
+    filled = hookguard(first, tmp_path / "h1", "check", "--base", "origin/main",
+                       "--format", "json")
+    fresh = clone(upstream, tmp_path / "two" / "shop")
+    restore(first, fresh)
+    warm = hookguard(fresh, tmp_path / "h2", "check", "--base", "origin/main",
+                     "--format", "json", secret=secret)
+    assert warm.returncode == 1, warm.stderr
+    assert report(warm)["findings"] == report(filled)["findings"]
+    assert stats(warm)["records_hit"] == 0
+    (note,) = [n for n in report(warm)["notes"] if "cache" in n]  # type: ignore[attr-defined]
+    assert "not signed with this machine's cache key" in note
+
+
+def _forge_sparse_record(cache: Path, key: bytes) -> int:
+    """Replace the record of every version of plugins/sparse.py in the cache by the record of a
+    class that overrides nothing, under the real file's blob id; sign with ``key``."""
+    import msgspec
+
+    from hookguard.model import wire
+    from hookguard.model.extract import extract
+
+    forged = extract("plugins/sparse.py", "plugins.sparse", False,
+                     b"class SparseManager:\n    pass\n")
+    count = 0
+    for shard in cache.glob("records-*.msgpack"):
+        data = shard.read_bytes()
+        start = len(_MAGIC) + 4
+        end = start + int.from_bytes(data[len(_MAGIC):start], "big")
+        entries = msgspec.msgpack.decode(data[end:])
+        for entry in entries:
+            if entry[1] == "plugins/sparse.py":
+                forged.content_key = entry[0]
+                entry[3] = msgspec.msgpack.decode(wire.ENCODER.encode(wire.to_wire(forged)))
+                count += 1
+        forge_cache_file(shard, msgspec.msgpack.encode(entries), key)
+    return count
+
+
+@pytest.mark.parametrize("command", ["check", "audit"])
+def test_a_forged_record_under_a_real_blob_id_cannot_change_the_verdict(
+    upstream: GitRepo, tmp_path: Path, command: str
+) -> None:
+    """The forgery a public blob id makes possible: the record of the broken override's file,
+    replaced by one without the override. Signed with the workflow's secret it would be read
+    (and hide the error: the first half shows the test can tell); signed with anything a pull
+    request can know, it is rebuilt."""
+    args = ["check", "--base", "origin/main"] if command == "check" else ["audit"]
+    first = clone(upstream, tmp_path / "one" / "shop")
+    filled = hookguard(first, tmp_path / "h1", *args, "--format", "json")
+    assert filled.returncode == 1 and report(filled)["findings"]
+
+    with_secret = clone(upstream, tmp_path / "two" / "shop")
+    restore(first, with_secret)
+    assert _forge_sparse_record(with_secret / CACHE_DIR_NAME, _secret_key()) > 0
+    for index in (with_secret / CACHE_DIR_NAME).glob("index-*.msgpack"):
+        index.unlink()  # (no stored result or state: the records are what is read)
+    fooled = hookguard(with_secret, tmp_path / "h2", *args, "--format", "json")
+    assert report(fooled)["findings"] != report(filled)["findings"]
+
+    forged = clone(upstream, tmp_path / "three" / "shop")
+    restore(first, forged)
+    _forge_sparse_record(forged / CACHE_DIR_NAME, hashlib.sha256(b"public data").digest())
+    for index in (forged / CACHE_DIR_NAME).glob("index-*.msgpack"):
+        index.unlink()
+    warm = hookguard(forged, tmp_path / "h3", *args, "--format", "json")
+    assert warm.returncode == 1, warm.stderr
+    assert report(warm)["findings"] == report(filled)["findings"]

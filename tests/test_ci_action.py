@@ -235,6 +235,9 @@ class CacheStore:
         return {"cache-hit": "false"}
 
 
+REPOSITORY_SECRET = "secrets.HOOKGUARD_CACHE_KEY"
+
+
 def run_action(
     workspace: Path,
     tmp: Path,
@@ -245,6 +248,7 @@ def run_action(
     run = Run()
     declared = ACTION["inputs"]
     assert set(inputs) <= set(declared), set(inputs) - set(declared)
+    inputs = {"cache-key": REPOSITORY_SECRET, **inputs}  # what a workflow passes, unless a test says
     context: dict[str, object] = {"github": dict(github), "runner": {"os": "Linux"}, "steps": {}}
     context["inputs"] = {
         name: inputs.get(name, interpolate(str(spec.get("default", "")), context))
@@ -565,6 +569,23 @@ def test_no_sarif_upload_from_a_fork(tmp_path: Path) -> None:
     assert Path(run.outputs["sarif-file"]).is_file()  # written, not uploaded
     assert "Upload SARIF to code scanning" not in run.ran
     assert run.failed == "Fail on hookguard errors"
+
+
+def test_a_fork_without_the_secret_restores_and_saves_nothing(tmp_path: Path) -> None:
+    """A pull request from a fork gets no secrets: ``cache-key`` is empty, no cache is restored
+    (none could be verified) or saved, and the verdict is the cold one."""
+    upstream = upstream_repo(tmp_path / "upstream")
+    main, main_sha = checkout(upstream, tmp_path / "runner1" / "shop", "main")
+    store = CacheStore(tmp_path / "store")
+    run_action(main, tmp_path / "r1", {}, push_context(main_sha), store)
+    assert len(store.saved) == 1
+    pull_request(upstream, "rename", "Rename build_tables",
+                 {"core/manager.py": BASE.replace("build_tables", "prepare_tables")})
+    workspace, sha = checkout(upstream, tmp_path / "runner2" / "shop", "rename")
+    fork = run_action(workspace, tmp_path / "r2", {"cache-key": ""}, pr_context(sha), store)
+    assert "Restore the hookguard cache" not in fork.ran
+    assert "Save the hookguard cache" not in fork.ran and len(store.saved) == 1
+    assert fork.outputs["errors"] == "1" and fork.failed == "Fail on hookguard errors"
 
 
 def test_no_cache_saved_under_pull_request_target(tmp_path: Path) -> None:

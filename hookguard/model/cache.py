@@ -3,22 +3,26 @@
 The cache lives in ``.hookguard_cache/`` at the repository root (tagged with ``CACHEDIR.TAG``).
 It is MessagePack decoded by msgspec into the record types: loading it only ever builds data
 (strings, numbers, tuples, the record dataclasses), so a cache file cannot run code, whoever
-wrote it, and it needs no signing key. The records' encoding is :mod:`hookguard.model.wire`'s
+wrote it. It could still lie (a record forged under a real file's blob id would hide a
+finding), so every file is signed with a secret the checkout cannot hold
+(:mod:`hookguard.model.cache_secret`), and a file whose signature does not verify is rebuilt: a
+cache can make a run faster, never different. The records' encoding is :mod:`hookguard.model.wire`'s
 (a field added to a record needs no code here: the schema digest in the stamp changes with the
 source, and older files are rebuilt).
 
 Every file starts with a version line; then a stamp (hookguard version, digest of its own
-source, config digest) and a checksum of the body. Anything in doubt (unreadable, truncated,
-corrupt, another build, a body that does not decode into the types) is rebuilt, with one note
-per run. Writes are atomic (temp file + rename), so concurrent runs that share the folder each
-see a whole file, and the last writer wins. A cache folder that is a symbolic link, leaves the
-checkout or is tracked by git (committed by someone: its records could lie) is never read nor
-written, with a note.
+source, config digest), the body's size and an HMAC-SHA256 of stamp and body. Anything in doubt
+(unreadable, truncated, corrupt, another build, another key, a body that does not decode into
+the types) is rebuilt, with one note per run. Writes are atomic (temp file + rename), so
+concurrent runs that share the folder each see a whole file, and the last writer wins. A cache
+folder that is a symbolic link, leaves the checkout or is tracked by git in any form (files, a
+gitlink: committed by someone) is never read nor written, with a note.
 
 Nothing in it depends on where the checkout is or who runs it: records are keyed by (git blob id,
-path relative to the root, module), history answers by commit ids and content, results by
+path relative to the root, module), history answers by HEAD, commit ids and content, results by
 content keys and settings. A cache restored into a fresh clone at another path, under another
-user, is used as is (``actions/cache`` in CI); only the stat shortcut misses there (mtime, ctime
+user, is used as is where both runs sign with the same secret (``HOOKGUARD_CACHE_KEY``, passed by
+the CI workflow); only the stat shortcut misses there (mtime, ctime
 and inode differ), and the files are hashed instead. ``HOOKGUARD_CACHE_STATS=1`` prints one line
 per run on stderr with what the cache answered (:meth:`RecordCache.stats_line`).
 """
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
 import stat
 import subprocess
@@ -45,10 +50,11 @@ from hookguard.findings import Finding, InputError
 from hookguard.git.changes import HookChange
 from hookguard.incremental import AuditState
 from hookguard.model import wire
+from hookguard.model.cache_secret import NoCacheKey, cache_key
 from hookguard.model.records import FileRecord
 
 CACHE_DIR_NAME = ".hookguard_cache"
-_MAGIC = b"HOOKGUARD-CACHE-2 msgpack\n"
+_MAGIC = b"HOOKGUARD-CACHE-3 msgpack\n"
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by hookguard.\n"
@@ -91,7 +97,7 @@ class _Header(msgspec.Struct, array_like=True, gc=False):
     decoded straight from the file's buffer, never copied."""
 
     stamp: str  # hookguard version, source digest, config digest
-    checksum: int  # crc32 of the body
+    mac: bytes  # HMAC-SHA256 of stamp and body, with the cache key
     size: int  # bytes in the body
 
 
@@ -122,12 +128,13 @@ def unsafe_cache_dir(directory: Path) -> str | None:
     if directory.resolve() != directory.parent.resolve() / directory.name:
         return "leaves the checkout"
     if _tracked_by_git(directory):
-        return "is tracked by git (a committed cache could hold false records)"
+        return "is tracked by git (a committed cache, or a submodule, is never trusted)"
     return None
 
 
 def _tracked_by_git(directory: Path) -> bool:
-    """Whether git tracks files under ``directory`` (a folder at a repository's root).
+    """Whether git tracks ``directory`` (a folder at a repository's root) in any form: files
+    under it, or the folder itself as a gitlink (a submodule).
 
     The index is scanned for the folder's name first (index versions 2 and 3 store whole
     paths), which costs well under a millisecond; only a hit, or an index that cannot be
@@ -143,7 +150,8 @@ def _tracked_by_git(directory: Path) -> bool:
         except OSError:
             index = b""
         scannable = index[:4] == b"DIRC" and int.from_bytes(index[4:8], "big") in (2, 3)
-        if scannable and (directory.name + "/").encode() not in index:
+        name = directory.name.encode()
+        if scannable and name + b"/" not in index and name + b"\0" not in index:
             return False
     try:
         tracked = subprocess.run(
@@ -184,7 +192,9 @@ class RecordCache:
     """Two kinds of files: a small index (file stats, history answers, the last results) read
     on every run, and the records in shards, read only when some file changed."""
 
-    def __init__(self, directory: Path, config_digest: str) -> None:
+    def __init__(self, directory: Path, config_digest: str, checkout: Path | None = None) -> None:
+        """``checkout``: the root audited (default: the folder holding ``directory``); the
+        cache key must not lie inside it."""
         self.directory = directory
         self.index_file = directory / f"index-{config_digest}.msgpack"
         self.digest = config_digest
@@ -209,13 +219,26 @@ class RecordCache:
         self.stat_hits = self.stat_misses = 0
         self.history_hits = self.history_misses = 0
         self.result_hit: bool | None = None  # None: no result was asked for
+        self._key = b""
         problem = unsafe_cache_dir(directory)
+        if problem is not None:
+            problem = f"{directory}: {problem}; the cache is not used (remove it)"
+        else:
+            try:
+                self._key = cache_key(checkout if checkout is not None else directory.parent)
+            except NoCacheKey as exc:
+                problem = f"{exc}; the cache is not used"
         self.enabled = problem is None
         if problem is not None:
-            self.warnings.append(f"{directory}: {problem}; the cache is not used (remove it)")
+            self.warnings.append(problem)
             self._records = {}
             self._index_loaded = True
-            return
+
+    def _mac(self, body: bytes | memoryview) -> bytes:
+        signed = hmac.new(self._key, self.stamp.encode("utf-8", "surrogateescape") + b"\0",
+                          hashlib.sha256)
+        signed.update(body)
+        return signed.digest()
 
     def _load_index(self) -> None:
         """Read the index (stats, history answers, the last result and state) once, when a
@@ -260,8 +283,12 @@ class RecordCache:
             self._doubt(file, f"from hookguard {header.stamp}")
             return None
         body = view[body_at:]
-        if len(body) != header.size or zlib.crc32(body) != header.checksum:
-            self._doubt(file, "is corrupt (checksum)")
+        if len(body) != header.size:
+            self._doubt(file, "is truncated")
+            return None
+        if not hmac.compare_digest(self._mac(body), header.mac):
+            self._doubt(file, "is not signed with this machine's cache key (restored from "
+                              "elsewhere without HOOKGUARD_CACHE_KEY, damaged or forged)")
             return None
         try:
             return decoder.decode(body)
@@ -440,7 +467,7 @@ class RecordCache:
         except (TypeError, ValueError, msgspec.EncodeError) as exc:  # a value it cannot hold
             self.warnings.append(f"{file}: cannot write cache ({exc})")
             return
-        header = wire.ENCODER.encode(_Header(self.stamp, zlib.crc32(body), len(body)))
+        header = wire.ENCODER.encode(_Header(self.stamp, self._mac(body), len(body)))
         try:
             if self.directory.is_symlink():  # appeared during the run
                 self.warnings.append(f"{self.directory}: is a symbolic link; not written")
