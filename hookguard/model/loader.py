@@ -6,6 +6,8 @@ Worker processes use only :mod:`hookguard.model.extract` (stdlib ``ast``) and
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import stat
 import sys
@@ -19,10 +21,17 @@ from hookguard.model import wire
 from hookguard.model.cache import RecordCache
 from hookguard.model.extract import extract
 from hookguard.model.records import FileRecord
-from hookguard.model.sources import blob_sha, module_names
+from hookguard.model.sources import (
+    blob_sha,
+    inside,
+    linked_folders,
+    module_names,
+    through_link,
+)
 
 PARALLEL_THRESHOLD = 96  # below this many files to parse, a process pool costs more than it saves
 _CHUNK = 24
+_KEY_CHUNK = 1 << 20  # bytes hashed at a time for a content key
 
 
 @dataclass
@@ -42,23 +51,66 @@ class _Job:
     abspath: str | None
     max_size: int
     blob: bool = False  # ``abspath`` may hold the blob ``key`` names: parsed only if it does
+    root: str = ""  # the checkout ``abspath`` is in: a link may lead nowhere else
 
 
 # A blob job's record when the file in the work tree is not that blob (read it from git).
 _FROM_GIT = "\0read from git"
 
 
-def _worktree_copy(abspath: str) -> bytes | None:
-    """A regular file's bytes (never through a link, never blocking on a pipe), or None."""
+def _read_bounded(abspath: str, max_size: int, *, follow: bool = True) -> bytes | int:
+    """A regular file's bytes, or its size when that is over ``max_size``: the size is taken
+    (``fstat``) before anything is read, and at most ``max_size + 1`` bytes are ever read (a
+    file that grows past the limit meanwhile is cut there and still over it). Never blocks on a
+    pipe; a file that is not regular raises ``OSError``, as an unreadable one does."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(abspath, flags)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if info.st_size > max_size:
+            return info.st_size
+        data = handle.read(max_size + 1)
+    return len(data) if len(data) > max_size else data
+
+
+def oversize_key(size: int, max_size: int) -> str:
+    """The content key of a file over ``max_size``, which is never read: its record (a
+    "skipped" error) depends on nothing but the two sizes. No git blob id looks like it."""
+    return f"over-max-file-size:{max_size}:{size}"
+
+
+def _worktree_copy(abspath: str, max_size: int) -> bytes | int | None:
+    """A regular file's bytes (never through a link, never blocking on a pipe), its size when
+    over ``max_size`` (not read), or None."""
     try:
-        fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0))
+        return _read_bounded(abspath, max_size, follow=False)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return handle.read()
+
+
+def _within(job: _Job) -> str:
+    """Where a work-tree job's file is read: where its link leads, when it is one (and that
+    stays in the checkout: :func:`~hookguard.model.sources.inside`)."""
+    assert job.abspath is not None
+    if job.root and os.path.islink(job.abspath):
+        return inside(job.root, job.abspath)
+    return job.abspath
+
+
+def _oversized(job: _Job, key: str, size: int) -> FileRecord:
+    record = FileRecord(
+        path=job.path,
+        module=job.module,
+        is_package=job.is_package,
+        error=f"skipped: {size / 2**20:.1f} MiB is over max-file-size "
+        f"({job.max_size / 2**20:.1f} MiB)",
+    )
+    record.content_key = key
+    return record
 
 
 def _run_job(job: _Job) -> FileRecord:
@@ -67,15 +119,17 @@ def _run_job(job: _Job) -> FileRecord:
     data = job.data
     key = job.key
     if data is None and job.blob:
-        data = _worktree_copy(job.abspath) if job.abspath else None
-        if data is None or blob_sha(data) != key:
+        copy = _worktree_copy(job.abspath, job.max_size) if job.abspath else None
+        if not isinstance(copy, bytes) or blob_sha(copy) != key:
+            # (one over max-file-size is not read: git says whether the blob is)
             return FileRecord(job.path, job.module, job.is_package, error=_FROM_GIT)
+        data = copy
     if data is None:
         if job.abspath is None:
             return FileRecord(job.path, job.module, job.is_package,
                               error=f"cannot read git object {job.key}")
         try:
-            data = Path(job.abspath).read_bytes()
+            read = _read_bounded(_within(job), job.max_size)
         except OSError as exc:
             return FileRecord(
                 path=job.path,
@@ -83,17 +137,13 @@ def _run_job(job: _Job) -> FileRecord:
                 is_package=job.is_package,
                 error=f"cannot read file: {exc.strerror or exc}",
             )
+        if isinstance(read, int):  # over max-file-size, and not read: keyed as it was asked
+            return _oversized(job, key, read)
+        data = read
         key = blob_sha(data)
     if len(data) > job.max_size:
-        record = FileRecord(
-            path=job.path,
-            module=job.module,
-            is_package=job.is_package,
-            error=f"skipped: {len(data) / 2**20:.1f} MiB is over max-file-size "
-            f"({job.max_size / 2**20:.1f} MiB)",
-        )
-    else:
-        record = extract(job.path, job.module, job.is_package, data)
+        return _oversized(job, key, len(data))
+    record = extract(job.path, job.module, job.is_package, data)
     record.content_key = key
     return record
 
@@ -136,24 +186,48 @@ def _counted(record: FileRecord) -> FileRecord:
     return record
 
 
+def _streamed_key(abspath: str) -> str:
+    """The git blob id of a regular file (a FIFO or a device never ends), read a chunk at a
+    time: memory for one chunk, whatever its size. A file whose size changes while it is read
+    gets a key no content has (its header's size is not the bytes'): it is parsed, and keyed,
+    from what is read then."""
+    fd = os.open(abspath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        digest = hashlib.sha1(b"blob %d\0" % info.st_size)
+        while chunk := handle.read(_KEY_CHUNK):
+            digest.update(chunk)
+        return digest.hexdigest()
+
+
 def content_keys(
-    root: Path, paths: Sequence[str], cache: RecordCache | None
+    root: Path, paths: Sequence[str], cache: RecordCache | None, max_size: int | None = None
 ) -> dict[str, str | OSError]:
     """The content key (git blob id) of each file: from its stat when the cache knows it,
-    else by reading it. A file that cannot be read maps to the error.
+    else by reading it (:func:`oversize_key` for one over ``max_size``, never read). A file
+    that cannot be read maps to the error, and so does one that is a link leading out of the
+    checkout (:func:`~hookguard.model.sources.inside`).
 
     The stat is taken before the read, so an edit during the read leaves a stat that no longer
     matches, and the next run reads the file again."""
     keys: dict[str, str | OSError] = {}
     base = os.fspath(root)  # plain strings: a Path per file costs more than the stat
+    linked = linked_folders(base, paths)
     for path in paths:
         abspath = os.path.join(base, path)
         try:
-            st = os.stat(abspath)
+            st = os.lstat(abspath)  # (a regular file's is its stat: no second call)
+            if stat.S_ISLNK(st.st_mode) or (linked and through_link(path, linked)):
+                abspath = inside(base, abspath)
+                st = os.stat(abspath)
             key = cache.stat_key(path, st) if cache else None
             if key is None:
-                with open(abspath, "rb") as handle:
-                    key = blob_sha(handle.read())
+                if max_size is not None and st.st_size > max_size:
+                    key = oversize_key(st.st_size, max_size)
+                else:
+                    key = _streamed_key(abspath)
                 if cache:
                     cache.put_stat(path, st, key)
         except OSError as exc:
@@ -177,7 +251,7 @@ def load_worktree(
     stats = LoadStats(files=len(paths))
     modules = module_names(paths)
     if keys is None:
-        keys = content_keys(root, paths, cache)
+        keys = content_keys(root, paths, cache, max_size)
     records: list[FileRecord | None] = []
     jobs: list[_Job] = []
     slots: list[int] = []
@@ -196,7 +270,8 @@ def load_worktree(
             continue
         slots.append(len(records))
         records.append(None)
-        jobs.append(_Job(path, module, is_package, key, None, str(root / path), max_size))
+        jobs.append(_Job(path, module, is_package, key, None, os.path.join(root, path),
+                         max_size, root=os.fspath(root)))
     return _finish(records, jobs, slots, cache, stats, workers, pool)
 
 
