@@ -89,12 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
     contracts_check.add_argument("--format", choices=("auto", "rich", "plain", "json"),
                                  default="auto")
     contracts_record = contracts_sub.add_parser(
-        "record", help="write a hook's contract from passing runs (needs torch)")
+        "record", help="write a hook's contract from passing runs: RUNS the tests it is given "
+                       "(needs torch)",
+        description="Run the given test files, pytest node ids or module:function commands in "
+                    "this process with HOOK recorded, and write the contract their calls "
+                    "support. This EXECUTES the checkout's code and tests, with everything "
+                    "they import: run it only on code whose tests you would run yourself, "
+                    "never on an untrusted pull request.")
     contracts_record.add_argument("hook", help="the hook: package.module.Class.method")
     contracts_record.add_argument("commands", nargs="+", metavar="COMMAND",
-                                  help="pytest node ids or test files, or module:function")
+                                  help="pytest node ids or test files, or module:function "
+                                       "(each is run)")
     contracts_record.add_argument("-o", "--output", type=Path, default=None,
-                                  help="write the TOML there (default: standard output)")
+                                  help="write the TOML there, inside the checkout, atomically; "
+                                       "a symbolic link or a path outside the checkout is "
+                                       "refused (default: standard output)")
     contracts_record.add_argument("--path", action="append", default=[], metavar="DIR",
                                   help="put DIR on sys.path for the commands (repeatable)")
 

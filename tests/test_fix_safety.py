@@ -223,15 +223,20 @@ def test_sigkill_at_any_moment_then_rerun_gives_the_whole_fix(
     assert _files(family.root) == expected
 
 
-def test_planted_journal_cannot_move_files(tmp_path: Path) -> None:
-    """A journal committed to a checkout without .git names a file outside it: ignored."""
+def test_planted_journal_cannot_move_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal naming a file outside the checkout, even where fix keeps its journal (for a
+    checkout without .git, a per-user directory): ignored. (A journal in the work tree is
+    never read at all: tests/test_write_safety.py.)"""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     root = tmp_path / "checkout"
     root.mkdir()
     victim = tmp_path / "victim.py"
     victim.write_text("original\n")
     (root / ".victim.py.hgfix-0123456789abcdef").write_text("payload\n")
-    journal = journal_path(root)
-    assert journal.parent == root
+    journal = journal_path(root, create=True)
+    assert journal is not None and not journal.is_relative_to(root)
     journal.write_text('{"version": 1, "state": "renaming", "entries": [{"path": '
                        '"../victim.py", "temp": ".victim.py.hgfix-0123456789abcdef", '
                        '"before": "x", "after": "y"}]}')

@@ -5,7 +5,8 @@ Writing is a small transaction, safe to interrupt and to race:
 1. every file to change is checked first: a regular file inside the checkout, reached through
    no symbolic link, writable (a read-only file is refused, never rewritten);
 2. a journal names every file of the run with the hashes of its old and new contents, and
-   every new content is staged next to its file (``.name.hgfix-xxxxxxxx``) and synced;
+   every new content is staged next to its file (``.name.hgfix-xxxxxxxxxxxxxxxx``, a random
+   name only the journal knows) and synced;
 3. just before the renames, each file is read again: a file edited since ``fix`` read it is
    refused with its whole family (nothing of that rename is written);
 4. the staged files replace the originals (``os.replace``), the journal goes.
@@ -13,8 +14,35 @@ Writing is a small transaction, safe to interrupt and to race:
 A run killed during 2 leaves nothing changed (the next run removes the staged files); killed
 during 4, the next ``fix`` completes the renames the journal names (:func:`recover`), so a
 family is never left half-renamed. A directory that cannot be written is a clear error before
-any file changes. The journal lives in ``.git/`` (never in the checkout's files) when there is
-one.
+any file changes.
+
+The journal decides what the next run writes, so it is kept where the checkout's contents
+cannot put one (:func:`journal_path`):
+
+* in a git work tree, in git's directory for that work tree, the path ``git rev-parse
+  --git-path hookguard-fix-journal.json`` names: ``.git/`` of a plain clone,
+  ``.git/worktrees/NAME/`` of a linked worktree, ``.git/modules/NAME/`` of a submodule's
+  superproject. Should git name a place inside the work tree that is not its ``.git``
+  directory (a ``.git`` file pointing into the checkout), that journal is never read and the
+  per-user directory below is used instead;
+* without a git repository (an unpacked archive, a copy), in a private per-user directory
+  outside the checkout, ``$XDG_STATE_HOME/hookguard/fix-journals/`` (``~/.local/state/...``
+  when that is not set), one file per checkout named by a hash of its resolved path. The
+  directory is created mode 0700 and used only while it is a directory of this user that
+  nobody else can write: anyone who can write there could already write the user's files.
+  A stale journal of a checkout that was deleted and replaced at the same path cannot act
+  on the new one: it names staged files by random names the new checkout does not hold.
+  When no such directory can be had (no home directory: it is never created), ``fix`` writes
+  without a journal: a run killed during 4 may leave a family half-renamed and its staged
+  files behind (hidden, named ``.*.hgfix-*``, never acted on); any failure ``fix`` survives
+  removes them.
+
+A journal in the work tree, ``.hookguard-fix-journal.json`` at its root where hookguard once
+kept it without ``.git/``, or one that git's directory would hold inside the work tree, is
+never read, moved or removed: the next ``fix`` says, in one note, that it ignored it. (A
+commit could plant one with a hidden staged file, and a ``fix`` in a linked worktree, a
+submodule or an unpacked archive used to "complete" it, replacing a reviewed file with the
+hidden content.)
 
 libcst reproduces a file byte for byte except, rarely, blank lines in a file that mixes tabs
 and spaces; then only the lines the fix changed are carried over onto the original bytes, so
@@ -289,12 +317,81 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def journal_path(root: Path) -> Path:
-    """Where a run's journal lives: in ``.git/`` when the checkout has one."""
-    git = root / ".git"
-    if git.is_dir() and not git.is_symlink():
-        return git / "hookguard-fix-journal.json"
-    return root / ".hookguard-fix-journal.json"
+JOURNAL_NAME = "hookguard-fix-journal.json"
+WORK_TREE_JOURNAL = ".hookguard-fix-journal.json"  # where it once was without .git/
+_JOURNAL_LIMIT = 16 << 20  # bytes: a journal names the files of one run
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _git_journal(root: Path) -> tuple[Path | None, Path | None]:
+    """(the journal in git's directory, a journal place git names that is refused); both None
+    when ``root`` is not the top of a git work tree."""
+    from hookguard.git.repo import GitError, Repo
+
+    try:
+        out = Repo(root).git("rev-parse", "--show-toplevel", "--git-path", JOURNAL_NAME)
+    except (GitError, OSError):
+        return None, None
+    lines = os.fsdecode(out).split("\n")
+    if len(lines) != 3 or lines[2] != "":
+        return None, None  # a path holding a newline: not worth guessing
+    real_root = os.path.realpath(root)
+    if os.path.realpath(lines[0]) != real_root:
+        return None, None  # a folder inside a repository, not a work tree's top
+    path = root / lines[1]  # relative to root, where git ran, or absolute
+    real = os.path.realpath(path.parent)
+    dot_git = os.path.join(real_root, ".git")
+    if _inside(real, real_root) and not (
+        os.path.isdir(dot_git) and not os.path.islink(dot_git)
+        and _inside(real, os.path.realpath(dot_git))
+    ):
+        return None, path  # in the work tree's files: a checkout can hold one
+    return path, None
+
+
+def _user_journal(root: Path, *, create: bool = False) -> Path | None:
+    """The journal of a checkout without git, in a per-user directory outside it; None when
+    there is no private one (``create``: make it, mode 0700)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        try:
+            home = Path.home()
+        except (RuntimeError, KeyError):
+            return None
+        if not home.is_absolute() or not home.is_dir():
+            return None  # a home that does not exist is not made up
+        base = os.path.join(home, ".local", "state")
+    directory = Path(base) / "hookguard" / "fix-journals"
+    if create:
+        try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return None
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return None
+    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+            or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+        return None
+    key = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return directory / f"{key}.json"
+
+
+def journal_path(root: Path, *, create: bool = False) -> Path | None:
+    """Where ``fix`` keeps the journal of the checkout at ``root``: in git's directory, else in
+    a private per-user directory (``create``: making it); None when neither can be had. See
+    the module's docstring."""
+    trusted, _ = _git_journal(root)
+    return trusted if trusted is not None else _user_journal(root, create=create)
+
+
+def _keep(path: Path | None, journal: dict[str, Any]) -> None:
+    if path is not None:  # no journal can be kept: see the module's docstring
+        _write_journal(path, journal)
 
 
 def _write_journal(path: Path, journal: dict[str, Any]) -> None:
@@ -334,18 +431,22 @@ def write_files(root: Path, files: Sequence[FileResult], families: Sequence[set[
     because they changed since ``fix`` read them, with the reason. Raises
     :class:`FixAborted`, having changed nothing, when something cannot be written."""
     by_path = {f.path: f for f in files}
-    journal_file = journal_path(root)
+    journal_file = journal_path(root, create=True)
     entries: list[dict[str, str]] = []
     staged: list[Path] = []
-    journal: dict[str, Any] = {"version": 1, "state": "staging", "entries": entries}
-    for directory in sorted({journal_file.parent, *((root / f.path).parent for f in files)}):
+    journal: dict[str, Any] = {"version": 1, "state": "staging", "entries": entries,
+                               "root": os.path.realpath(root)}
+    directories = {(root / f.path).parent for f in files}
+    if journal_file is not None:
+        directories.add(journal_file.parent)
+    for directory in sorted(directories):
         # Also as root, who may write anywhere: a directory without write permission is
         # read-only to ``fix`` (and would fail part-way for anyone else).
         if not os.stat(directory).st_mode & stat.S_IWUSR or not os.access(directory, os.W_OK):
             raise FixAborted(f"cannot write {directory}: the directory is read-only; "
                              "nothing was changed")
     try:
-        _write_journal(journal_file, journal)
+        _keep(journal_file, journal)
         for result in files:
             unsafe = unsafe_target(root, result.path)
             if unsafe is not None:  # became unsafe since it was read
@@ -356,16 +457,19 @@ def write_files(root: Path, files: Sequence[FileResult], families: Sequence[set[
             staged.append(temp)
             entries.append({"path": result.path, "temp": temp.name,
                             "before": _digest(result.before), "after": _digest(result.after)})
-            _write_journal(journal_file, journal)
+            _keep(journal_file, journal)
         journal["state"] = "renaming"
-        _write_journal(journal_file, journal)
-    except OSError as exc:
+        _keep(journal_file, journal)
+    except BaseException as exc:  # an error, or Ctrl-C: nothing was renamed yet
         for temp in staged:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-        with contextlib.suppress(OSError):
-            os.unlink(journal_file)
-        where = exc.filename or journal_file.parent
+        if journal_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(journal_file)
+        if not isinstance(exc, OSError):
+            raise
+        where = exc.filename or (journal_file.parent if journal_file else root)
         raise FixAborted(f"cannot write {where}: {exc.strerror or exc}; nothing was changed"
                          ) from None
     temps = {entry["path"]: root / Path(entry["path"]).parent / entry["temp"]
@@ -386,11 +490,18 @@ def write_files(root: Path, files: Sequence[FileResult], families: Sequence[set[
             try:
                 os.replace(temps[rel], root / rel)
             except OSError as exc:  # the journal stays: the next run completes the fix
+                if journal_file is None:  # nothing can complete it: leave nothing staged
+                    for temp in temps.values():
+                        with contextlib.suppress(OSError):
+                            os.unlink(temp)
+                    raise UsageError(f"cannot replace {rel}: {exc.strerror or exc}; the "
+                                     "files renamed before it stay renamed") from None
                 raise UsageError(
                     f"cannot replace {rel}: {exc.strerror or exc}; run hookguard fix again to "
                     f"complete this fix (journal: {journal_file})"
                 ) from None
-    os.unlink(journal_file)
+    if journal_file is not None:
+        os.unlink(journal_file)
     return skipped
 
 
@@ -401,21 +512,48 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _read_journal(path: Path) -> dict[str, Any] | None:
+    """The journal at ``path`` (a regular file, reached without following a link at its name),
+    None when there is none; ValueError when it cannot be read as one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(str(exc)) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _JOURNAL_LIMIT:
+            raise ValueError("not a regular file of a sensible size")
+        journal = json.loads(handle.read(_JOURNAL_LIMIT + 1))
+    if not isinstance(journal, dict):
+        raise ValueError("not a journal")
+    return journal
+
+
 def recover(root: Path) -> list[str]:
     """Finish what an interrupted ``fix`` left (see the module's docstring); one note per thing
-    done. A journal naming anything outside the checkout, or not written by ``fix``, is
-    removed without acting on it."""
-    journal_file = journal_path(root)
-    if not journal_file.is_file() or journal_file.is_symlink():
-        return []
+    done. Only the journal :func:`journal_path` names is read: a journal in the work tree is
+    ignored with a note, never read, acted on or removed. A journal naming anything outside
+    the checkout, or not written by ``fix``, is removed without acting on it."""
+    journal_file, refused = _git_journal(root)
+    notes = [f"ignored the fix journal {path}: it is in the work tree, where a commit can put "
+             "one, and hookguard never acts on it (remove it)"
+             for path in (root / WORK_TREE_JOURNAL, refused)
+             if path is not None and os.path.lexists(path)]
+    if journal_file is None:
+        journal_file = _user_journal(root)
+    if journal_file is None:
+        return notes
     try:
-        journal = json.loads(journal_file.read_text())
+        journal = _read_journal(journal_file)
+        if journal is None:
+            return notes
         state = journal["state"]
         entries = [(str(e["path"]), str(e["temp"]), str(e["before"]), str(e["after"]))
                    for e in journal["entries"]]
     except (OSError, ValueError, KeyError, TypeError):
         entries, state = [], "unreadable"
-    notes: list[str] = []
     completed = 0
     for rel, temp_name, before, after in entries:
         match = _STAGED.fullmatch(temp_name)

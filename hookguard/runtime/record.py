@@ -1,5 +1,13 @@
 """``hookguard contracts record``: write a hook's state contract from passing runs.
 
+**Recording runs code.** :func:`record` runs the test files and pytest node ids it is given
+(``pytest.main``) and calls the ``module:function`` commands, in this process, with the
+current directory and ``paths`` first on ``sys.path``: the checkout's tests execute, and so
+does everything they import. Record only from code whose tests you would run yourself, never
+from an untrusted pull request (the static checker, ``hookguard audit`` and ``check``, never
+runs the code it reads). The command writes its output only inside the checkout
+(:mod:`hookguard.commands.contracts`).
+
 The recorder wraps a hook (``package.module.Class.method``) on its class and every override,
 runs the commands it is given (pytest node ids, or ``module:function`` called without
 arguments) in this process, and at the **outermost** return of each call notes every attribute

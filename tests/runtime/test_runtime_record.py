@@ -204,10 +204,11 @@ def test_outermost_return_relations_and_what_is_left_out(
 
 
 def test_the_cli_writes_the_recorded_contract(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from hookguard.cli import main
 
+    monkeypatch.chdir(tmp_path)  # -o writes inside the checkout only (test_write_safety.py)
     out = tmp_path / "recorded.toml"
     code = main(["contracts", "record", HOOK, CONFIGS, "--path", str(FIXTURES), "-o", str(out)])
     assert code == 0
