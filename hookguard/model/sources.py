@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import os
@@ -125,6 +126,51 @@ class WorktreeSnapshot:
         return [p for p in listed if filter_.accepts(p) and not _is_link_loop(self.root / p)]
 
 
+class OutsideLink(OSError):
+    """A file of the checkout that is a symbolic link (or lies in a linked folder) leading
+    out of the checkout, or into its git directory: never read."""
+
+    def __init__(self) -> None:
+        super().__init__(errno.EPERM, "a symbolic link that leads outside the checkout")
+
+
+def inside(root: str, abspath: str) -> str:
+    """The real path of ``abspath`` (every link followed) when it stays in the checkout at
+    ``root`` and out of its git directory; :class:`OutsideLink` otherwise. A link committed
+    to a checkout could otherwise show what it points at (a file of the machine that runs
+    the audit, the credentials a CI checkout keeps in ``.git/config``) in the report."""
+    real = os.path.realpath(abspath)
+    try:
+        rel = os.path.relpath(real, os.path.realpath(root))
+    except ValueError:  # (another drive)
+        raise OutsideLink() from None
+    first = rel.split(os.sep, 1)[0]
+    if rel == os.curdir or first == os.pardir or first.lower() == ".git" or os.path.isabs(rel):
+        raise OutsideLink()
+    return real
+
+
+def linked_folders(root: str, paths: Iterable[str]) -> set[str]:
+    """The folders of ``paths`` that are symbolic links (each folder looked at once)."""
+    folders: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    return {f for f in folders if os.path.islink(os.path.join(root, f))}
+
+
+def through_link(path: str, linked: set[str]) -> bool:
+    """Whether ``path`` lies in one of the ``linked`` folders (:func:`linked_folders`)."""
+    folder = path.rpartition("/")[0]
+    while folder:
+        if folder in linked:
+            return True
+        folder = folder.rpartition("/")[0]
+    return False
+
+
 def _is_link_loop(path: Path) -> bool:
     try:
         return not path.is_file()
@@ -133,9 +179,13 @@ def _is_link_loop(path: Path) -> bool:
 
 
 __all__ = [
+    "OutsideLink",
     "PathFilter",
     "SourceFile",
     "WorktreeSnapshot",
     "blob_sha",
+    "inside",
+    "linked_folders",
     "module_names",
+    "through_link",
 ]
