@@ -1,4 +1,9 @@
-"""``[tool.hookguard]`` in pyproject.toml: what to audit and how to judge it."""
+"""``[tool.hookguard]`` in pyproject.toml: what to audit and how to judge it.
+
+``audit`` reads the work tree's file (:func:`load_config`). ``check`` never does: it reads the
+base revision's through git (:func:`parse_config` of the blob) and checks both trees with it,
+and :func:`weakenings` says how the change's own file would check less than the merge base's
+(see :mod:`hookguard.gate`)."""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import hashlib
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,28 +80,239 @@ def load_config(root: Path) -> Config:
     path = root / "pyproject.toml"
     if not path.is_file():
         return Config()
-    text = path.read_text(encoding="utf-8", errors="replace")
+    return parse_config(path.read_text(encoding="utf-8", errors="replace"), str(path))
+
+
+def parse_config(text: str, path: str) -> Config:
+    """``[tool.hookguard]`` of a pyproject.toml's ``text`` (defaults when it has none);
+    ``path`` names the file in errors and is kept as :attr:`Config.source`.
+    :class:`ConfigError` for invalid TOML or settings."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), _error_line(exc), f"invalid TOML: {exc}") from None
+        raise ConfigError(path, _error_line(exc, text), f"invalid TOML: {exc}") from None
+    except RecursionError:  # arrays nested thousands deep: the parser recurses
+        raise ConfigError(path, 1, "invalid TOML: nested too deeply") from None
     tool = data.get("tool", {})
     table = tool.get("hookguard") if isinstance(tool, dict) else None
     if table is None:
         return Config()
     section = _Section(text)
     if not isinstance(table, dict):
-        raise ConfigError(str(path), section.header, "[tool.hookguard] must be a table")
-    values: dict[str, Any] = {"source": str(path)}
+        raise ConfigError(path, section.header, "[tool.hookguard] must be a table")
+    values: dict[str, Any] = {"source": path}
     for key, value in table.items():
         name = _KEYS.get(key) or _KEYS.get(key.replace("_", "-"))
         line = section.line_of(key)
         if name is None:
             known = ", ".join(sorted(_KEYS))
             hint = _did_you_mean(key, list(_KEYS))
-            raise ConfigError(str(path), line, f"unknown key {key!r}{hint} (known: {known})")
-        values[name] = _coerce(name, value, str(path), line)
+            raise ConfigError(path, line, f"unknown key {key!r}{hint} (known: {known})")
+        values[name] = _coerce(name, value, path, line)
     return Config(**values)
+
+
+@dataclass(frozen=True)
+class Weakening:
+    """A setting by which one configuration (a change's) checks less than another (its base's).
+
+    ``key`` is the setting as spelled in ``[tool.hookguard]`` (``select``, ``max-file-size``),
+    ``line`` where the weaker file sets it (its section's header when it no longer does, 1
+    when it has no section), ``what`` what it turns off or narrows, in words."""
+
+    key: str
+    line: int
+    what: str
+
+
+# A rule's level, weakest first: "" is the rule's own level per finding (errors where proven).
+_LEVELS = {"off": 0, "warning": 1, "": 2, "error": 3}
+
+
+def weakenings(
+    base: Config, head: Config, head_text: str = "", paths: Iterable[str] = ()
+) -> list[Weakening]:
+    """Every way ``head`` checks less than ``base``; empty when it only checks more or the same.
+
+    Each setting is compared by what it does, not by how it is written: a rule is weakened when
+    ``base`` runs it and ``head`` does not (``select``, ``ignore``, ``severity = "off"``), or
+    runs it at a lower level (``error`` > the rule's own levels > ``warning``); the files are
+    narrowed when a path ``base`` checks can fall outside ``head``'s ``roots``, ``include`` or
+    ``exclude`` (decided from the patterns, so an exclusion that matches no file yet counts
+    too; a literal pattern ``base`` already leaves out does not). Also contract files dropped,
+    ``history`` or ``structural`` turned off, ``max-file-size`` lowered, ``duck-protocols``
+    added; any change to ``module-aliases`` (it can move a class's bases either way), and any
+    other setting that differs, count as weakening, because the gate cannot show they do not.
+
+    ``head_text`` is the head's pyproject.toml (for the lines); ``paths`` the files of the
+    trees compared, to name the ones a narrower file set no longer checks."""
+    section = _Section(head_text)
+    every = list(paths)
+    found = [*_rule_weakenings(base, head), *_path_weakenings(base, head, every)]
+    found += _contract_weakenings(base, head, every)
+    if base.history and not head.history:
+        found.append(("history", "turns off history evidence (hooks renamed or removed in "
+                                 "the git history of a base class), which the base uses"))
+    if base.structural and not head.structural:
+        found.append(("structural", "turns off the structural drift warnings the base reports"))
+    if head.max_file_size < base.max_file_size:
+        found.append(("max_file_size", f"lowers the limit from {base.max_file_size} to "
+                                       f"{head.max_file_size} bytes: larger files are no longer "
+                                       "analysed"))
+    ducks = [name for name in head.duck_protocols if name not in base.duck_protocols]
+    if ducks:
+        found.append(("duck_protocols", f"adds {_listed(ducks)}: overrides of "
+                                        f"{'that name' if len(ducks) == 1 else 'those names'} "
+                                        "are no longer reported as stale"))
+    if base.module_aliases != head.module_aliases:
+        old, new = dict(base.module_aliases), dict(head.module_aliases)
+        moved = [f"{k} = {new[k]!r}" if k in new else f"{k} (removed)"
+                 for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+        found.append(("module_aliases", f"changes how modules resolve ({', '.join(moved)}), "
+                                        "which can hide findings"))
+    compared = {"roots", "include", "exclude", "select", "ignore", "severity", "contracts",
+                "history", "structural", "max_file_size", "duck_protocols", "module_aliases",
+                "source"}
+    for setting in fields(Config):  # a setting added later and not compared here
+        if setting.name not in compared and (
+                getattr(base, setting.name) != getattr(head, setting.name)):
+            found.append((setting.name, "changes a setting the gate cannot compare with the "
+                                        "base's"))
+    return [Weakening(name.replace("_", "-"), section.setting_line(name), what)
+            for name, what in found]
+
+
+def _level(config: Config, code: str, name: str) -> str | None:
+    """The level ``config`` runs a rule at ("" for the rule's own), None when it is off."""
+    if not config.rule_enabled(name, code):
+        return None
+    level = config.severity_for(name, code, "")
+    return None if level == "off" else level
+
+
+def _rule_weakenings(base: Config, head: Config) -> list[tuple[str, str]]:
+    from hookguard.rules import ALL_RULES
+
+    off: dict[str, list[str]] = {}
+    lowered: list[str] = []
+    words = {"error": "error", "warning": "warning", "": "the rule's own levels"}
+    for rule in ALL_RULES:
+        before, after = _level(base, rule.code, rule.name), _level(head, rule.code, rule.name)
+        label = f"{rule.code} ({rule.name})"
+        if before is None:
+            continue  # the base does not run it: nothing to weaken
+        if after is None:
+            if head.select and rule.code not in head.select and rule.name not in head.select:
+                key = "select"
+            elif rule.code in head.ignore or rule.name in head.ignore:
+                key = "ignore"
+            else:
+                key = "severity"
+            off.setdefault(key, []).append(label)
+        elif _LEVELS[after] < _LEVELS[before]:
+            lowered.append(f"{label} from {words[before]} to {words[after]}")
+    found = [(key, f"turns off {', '.join(labels)}, which the base runs")
+             for key, labels in off.items()]
+    if lowered:
+        found.append(("severity", "lowers " + "; ".join(lowered)))
+    return found
+
+
+def _path_weakenings(base: Config, head: Config, paths: list[str]) -> list[tuple[str, str]]:
+    """Narrower ``roots``, ``include`` or ``exclude``. A pattern is read as
+    :func:`hookguard.model.sources.PathFilter` reads it; one without glob characters stands
+    for a folder or file and everything under it, so whether ``base`` already leaves it out
+    can be decided without a file (a glob pattern is taken as new coverage lost)."""
+    from hookguard.model.sources import PathFilter
+    from hookguard.model.sources import _match as matches
+
+    checked = PathFilter(base)
+    python = [p for p in paths if p.endswith(".py")]
+
+    def lost(narrower_config: Config) -> str:
+        """The files ``base`` checks and ``narrower_config`` does not, named."""
+        narrower = PathFilter(narrower_config)
+        gone = [p for p in python if checked.accepts(p) and not narrower.accepts(p)]
+        if not gone:
+            return ""
+        named = ", ".join(gone[:3]) + (", ..." if len(gone) > 3 else "")
+        return f" ({len(gone)} file{'s' * (len(gone) != 1)} no longer checked: {named})"
+
+    base_roots, head_roots = _roots(base), _roots(head)
+    found: list[tuple[str, str]] = []
+    if head_roots:
+        outside = [r for r in base_roots or ("",) if not any(_under(r, h) for h in head_roots)]
+        if outside:
+            narrowed = (f"narrows the roots to {_listed(head_roots)}, leaving out "
+                        f"{_listed(outside)}, which the base checks" if base_roots else
+                        f"narrows the roots from the whole checkout to {_listed(head_roots)}")
+            found.append(("roots", narrowed + lost(replace(base, roots=head.roots))))
+
+    def left_out(pattern: str) -> bool:
+        """Whether ``base`` checks nothing under ``pattern`` (a literal path) already."""
+        if not _literal(pattern):
+            return False
+        if any(matches(pattern, q) for q in base.exclude):
+            return True
+        return bool(base_roots) and not any(
+            _under(pattern, r) or _under(r, pattern) for r in base_roots)
+
+    had = {q.rstrip("/") for q in base.exclude}
+    added = [p for p in head.exclude if p.rstrip("/") not in had and not left_out(p.rstrip("/"))]
+    if added:
+        found.append(("exclude", f"adds {_listed(added)}, which the base checks"
+                                 + lost(replace(base, exclude=head.exclude))))
+    if head.include:
+        def covered(pattern: str) -> bool:
+            return _literal(pattern) and any(matches(pattern, h) for h in head.include)
+
+        kept = {h.rstrip("/") for h in head.include}
+        gone = lost(replace(base, include=head.include))
+        if not base.include:
+            if not (base_roots and all(covered(r) for r in base_roots)):
+                found.append(("include", f"limits the files to {_listed(head.include)}, where "
+                                         "the base checks every file under its roots" + gone))
+        else:
+            dropped = [q for q in base.include
+                       if q.rstrip("/") not in kept and not covered(q.rstrip("/"))]
+            if dropped:
+                found.append(("include", f"drops {_listed(dropped)}, which the base checks"
+                                         + gone))
+    return found
+
+
+def _contract_weakenings(base: Config, head: Config, paths: list[str]) -> list[tuple[str, str]]:
+    kept = {_contract_path(c) for c in head.contracts}
+    dropped = [c for c in base.contracts if _contract_path(c) not in kept]
+    if dropped:
+        return [("contracts", f"drops {_listed(dropped)}, which the base checks against")]
+    default = any(p.startswith("contracts/") and p.count("/") == 1 and p.endswith(".toml")
+                  for p in paths)
+    if not base.contracts and head.contracts and "contracts" not in kept and default:
+        return [("contracts", f"lists {_listed(head.contracts)} instead of the contracts/ "
+                              "folder the base reads by default")]
+    return []
+
+
+def _roots(config: Config) -> tuple[str, ...]:
+    """The roots as :class:`~hookguard.model.sources.PathFilter` reads them; () for all."""
+    return tuple(r.strip("/") for r in config.roots if r.strip("/") not in ("", "."))
+
+
+def _under(path: str, folder: str) -> bool:
+    return bool(folder) and (path == folder or path.startswith(folder + "/"))
+
+
+def _literal(pattern: str) -> bool:
+    return bool(pattern) and not any(c in pattern for c in "*?[")
+
+
+def _contract_path(path: str) -> str:
+    return path.removeprefix("./").rstrip("/")
+
+
+def _listed(items: Iterable[str]) -> str:
+    return ", ".join(repr(i) for i in items)
 
 
 def canonical_rule(ident: str) -> str | None:
@@ -142,13 +358,16 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f"; did you mean {folded[close[0]]!r}?" if close else ""
 
 
-def _error_line(exc: Exception) -> int:
-    """The line of a TOML syntax error: ``lineno`` (3.14+) or the message's ``(at line N``."""
+def _error_line(exc: Exception, text: str = "") -> int:
+    """The line of a TOML syntax error: ``lineno`` (3.14+) or the message's ``(at line N``;
+    the last line for one ``at end of document``."""
     line = getattr(exc, "lineno", None)
     if isinstance(line, int) and line > 0:
         return line
     found = re.search(r"at line (\d+)", str(exc))
-    return int(found.group(1)) if found else 1
+    if found:
+        return int(found.group(1))
+    return max(len(text.splitlines()), 1) if "end of document" in str(exc) else 1
 
 
 class _Section:
@@ -182,10 +401,18 @@ class _Section:
                 self.end = number - 1
                 break
 
+    def setting_line(self, name: str) -> int:
+        """The line of a setting by its field name (``max_file_size``), spelled either way."""
+        for key in dict.fromkeys((name.replace("_", "-"), name)):
+            line = self.line_of(key)
+            if line != self.header:
+                return line
+        return self.header
+
     def line_of(self, key: str) -> int:
         quoted = re.escape(key)
         pattern = re.compile(rf"^\s*(?:{quoted}|\"{quoted}\"|'{quoted}')\s*(?:=|\.)")
-        for number in range(self.header, self.end + 1):
+        for number in range(self.header, min(self.end, len(self.lines)) + 1):
             if pattern.match(self.lines[number - 1]):
                 return number
         sub = re.compile(rf"^\s*\[\s*tool\s*\.\s*hookguard\s*\.\s*[\"']?{quoted}[\"']?\s*\]")
@@ -233,8 +460,11 @@ __all__ = [
     "DEFAULT_EXCLUDES",
     "Config",
     "ConfigError",
+    "Weakening",
     "canonical_rule",
     "canonical_rules",
     "load_config",
+    "parse_config",
     "unknown_rule",
+    "weakenings",
 ]

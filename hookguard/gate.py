@@ -2,6 +2,25 @@
 
 Both trees are read straight from git objects: no checkout, no work-tree changes, and a blob that
 both trees share is parsed once (and usually comes from the cache).
+
+The gate's rules come from the base, never from the change under review (:func:`gate_config`).
+Both trees are checked with the ``[tool.hookguard]`` of the base revision's pyproject.toml,
+read through git (``--base REV``: that commit's; ``--staged``: HEAD's); the work tree's
+pyproject.toml is not read at all. A base without one (or without the section) has the
+defaults, and so does one whose settings are invalid (with a note: the change cannot be
+blamed for it). The change's own pyproject.toml (the head commit's, or the staged one) is
+compared with the merge base's, which is what the change edits: every way it checks less
+(:func:`hookguard.config.weakenings`: a rule deselected, ignored or turned off, a severity
+lowered, roots narrowed, include or exclude patterns that leave out files the base checks,
+contracts dropped, history or structural checks turned off, max-file-size lowered,
+duck-protocols added, module-aliases changed) is an input problem at the setting's line of
+``pyproject.toml``, an error that fails the run (exit 1), and is not applied. A change that
+adds a pyproject.toml where the base had none is compared with the defaults: it may only
+strengthen them. A change whose pyproject.toml is invalid is reported the same way, and the
+base's settings are used. Settings that only check more, or the same, are silent, and take
+effect once the change is merged (the gate still uses the base's). So a pull request cannot
+switch off its own review, and a pull request that really means to weaken the gate says so
+in red, for a maintainer to merge on purpose.
 """
 
 from __future__ import annotations
@@ -12,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hookguard.config import Config
+from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.findings import Finding, InputError
 from hookguard.git.changes import HookChange, pair_renames
@@ -29,6 +48,9 @@ if TYPE_CHECKING:
     from hookguard.model.cache import RecordCache
 
 STAGED = "staged changes"
+PYPROJECT = "pyproject.toml"
+# The most of a pyproject.toml the gate reads (the default max-file-size); larger is invalid.
+_PYPROJECT_LIMIT = Config().max_file_size
 
 
 class GateError(Exception):
@@ -43,8 +65,11 @@ class GateResult:
     changes: list[HookChange]
     call_changes: list[CallChange]
     findings: list[Finding]  # new relative to base
-    errors: list[InputError]
+    errors: list[InputError]  # ``config_problems`` first, then files the change broke
     notes: list[str] = field(default_factory=list)
+    # The change's pyproject.toml weakens the gate, or is invalid (also in ``errors``).
+    config_problems: list[InputError] = field(default_factory=list)
+    config: Config = field(default_factory=Config)  # what both trees were checked with
     stats: LoadStats = field(default_factory=LoadStats)
     seconds: float = 0.0
     # The two models compared (base, head). Kept with the result: freeing a model's records
@@ -63,6 +88,12 @@ def _missing_revision(rev: str, repo: Repo) -> GateError:
 
 def resolve_range(repo: Repo, base: str, head: str) -> tuple[str, str]:
     """(merge-base of base and head, head) as commit shas, as a pull request diff uses."""
+    merge_base, head_sha, _ = _resolve(repo, base, head)
+    return merge_base, head_sha
+
+
+def _resolve(repo: Repo, base: str, head: str) -> tuple[str, str, str]:
+    """(merge-base of base and head, head, base) as commit shas."""
     try:
         head_sha = repo.resolve(head)
     except GitError:
@@ -72,13 +103,115 @@ def resolve_range(repo: Repo, base: str, head: str) -> tuple[str, str]:
     except GitError:
         raise _missing_revision(base, repo) from None
     try:
-        return repo.merge_base(base_sha, head_sha), head_sha
+        return repo.merge_base(base_sha, head_sha), head_sha, base_sha
     except GitError:
         raise GateError(
             f"no common ancestor of {base!r} and {head!r} in this clone"
             + (" (shallow clone: fetch more history, e.g. 'fetch-depth: 0')"
                if repo.is_shallow() else "")
         ) from None
+
+
+@dataclass
+class GateConfig:
+    """The settings a gate runs with (the base's), and what the change does to them."""
+
+    config: Config
+    problems: list[InputError] = field(default_factory=list)  # error level: exit 1
+    notes: list[str] = field(default_factory=list)
+
+
+def gate_config(
+    repo: Repo,
+    base_entries: Sequence[TreeEntry],
+    head_entries: Sequence[TreeEntry],
+    base_rev: str,
+    rules_rev: str | None = None,
+) -> GateConfig:
+    """The ``[tool.hookguard]`` a gate checks both trees with, read through git, never from the
+    work tree: ``rules_rev``'s pyproject.toml (the ``--base`` commit; the merge base
+    ``base_rev``, whose tree is ``base_entries``, when None), the defaults where it has none or
+    an invalid one (a note). The change's own pyproject.toml (in ``head_entries``) is compared
+    with ``base_rev``'s (the defaults where it has none): each way it weakens the gate, or its
+    being invalid, is a problem at its line, reported at error level and never applied."""
+    base_blob, head_blob = _pyproject_blob(base_entries), _pyproject_blob(head_entries)
+    rules_blob = base_blob
+    if rules_rev is not None and rules_rev != base_rev:
+        rules_blob = _pyproject_at(repo, rules_rev)
+    wanted = sorted({b for b in (base_blob, head_blob, rules_blob) if b is not None})
+    texts: dict[str, str] = {}
+    parsed: dict[str | None, Config | ConfigError] = {None: Config()}
+    for blob, data, size in repo.each_blob(wanted, _PYPROJECT_LIMIT):
+        if data is None:  # over the limit (or gone): read as invalid, never in full
+            parsed[blob] = ConfigError(PYPROJECT, 1, f"over {_PYPROJECT_LIMIT} bytes ({size})"
+                                       if size >= 0 else "cannot be read")
+            continue
+        texts[blob] = data.decode("utf-8", errors="replace")
+        try:
+            parsed[blob] = parse_config(texts[blob], PYPROJECT)
+        except ConfigError as exc:
+            parsed[blob] = exc
+    for blob in wanted:
+        parsed.setdefault(blob, ConfigError(PYPROJECT, 1, "cannot be read"))
+    notes: list[str] = []
+
+    def settled(blob: str | None, where: str, instead: str) -> Config:
+        found = parsed[blob]
+        if isinstance(found, Config):
+            return found
+        notes.append(f"{PYPROJECT} at {where} has invalid [tool.hookguard] settings "
+                     f"(line {found.line}: {found.message}): {instead}")
+        return Config()
+
+    rules = settled(rules_blob, f"the base ({(rules_rev or base_rev)[:10]})",
+                    "the gate runs with the defaults")
+    before = rules if rules_blob == base_blob else settled(
+        base_blob, f"the merge base ({base_rev[:10]})", "the change is compared with the "
+        "defaults")
+    result = GateConfig(rules, notes=notes)
+    if head_blob == base_blob:
+        return result  # the change leaves it as it is
+    head = parsed[head_blob]
+    if isinstance(head, ConfigError):
+        result.problems.append(InputError(
+            PYPROJECT, max(head.line, 1), f"the change's [tool.hookguard] is invalid: "
+            f"{head.message}; checked with the base's settings"))
+        return result
+    paths = sorted({e.path for e in base_entries} | {e.path for e in head_entries})
+    for weaker in weakenings(before, head, texts.get(head_blob or "", ""), paths):
+        result.problems.append(InputError(
+            PYPROJECT, weaker.line, f"the change weakens the gate: '{weaker.key}' "
+            f"{weaker.what}; checked with the base's settings"))
+    return result
+
+
+def _pyproject_blob(entries: Sequence[TreeEntry]) -> str | None:
+    return next((e.blob for e in entries if e.path == PYPROJECT), None)
+
+
+def _pyproject_at(repo: Repo, rev: str) -> str | None:
+    """The blob of ``rev``'s pyproject.toml at the top of the tree (None: none, or a link,
+    which a tree listing leaves out too)."""
+    out = repo.git("ls-tree", "-z", "--full-tree", rev, "--", PYPROJECT)
+    for item in out.split(b"\0"):
+        meta, _, path = item.partition(b"\t")
+        fields = meta.split()
+        if path == PYPROJECT.encode() and len(fields) == 3 and fields[1] == b"blob" and (
+                fields[0] != b"120000"):
+            return fields[2].decode()
+    return None
+
+
+def _open_repo(repo_path: Path) -> tuple[Path, Repo]:
+    """The checkout's root and repository, as :meth:`Workspace.open` finds them, without
+    reading its pyproject.toml: the gate's settings come from git (:func:`gate_config`)."""
+    target = repo_path.resolve()
+    if not target.exists():
+        raise GateError(f"{repo_path}: no such file or directory")
+    repo = Repo.discover(target)
+    if repo is None:
+        raise GateError(f"{repo_path} is not inside a git repository")
+    return repo.root.resolve(), repo
 
 
 def _python_entries(entries: Sequence[TreeEntry], config: Config) -> list[tuple[str, str]]:
@@ -443,11 +576,8 @@ def run_gate(
     repo_path: Path, base: str | None, head: str, staged: bool, options: Options
 ) -> GateResult:
     started = time.perf_counter()
-    workspace = Workspace.open(repo_path)
-    repo = workspace.repo
-    if repo is None:
-        raise GateError(f"{repo_path} is not inside a git repository")
-    config = workspace.config
+    root, repo = _open_repo(repo_path)
+    rules_sha: str | None = None
     if staged:
         if not repo.has_head():
             raise GateError("the repository has no commits yet: nothing to compare against")
@@ -457,10 +587,13 @@ def run_gate(
     else:
         if base is None:
             raise GateError("give --base REV (or --staged to check the staged tree)")
-        base_sha, head_sha = resolve_range(repo, base, head)
+        base_sha, head_sha, rules_sha = _resolve(repo, base, head)
         head_entries = repo.ls_tree(head_sha)
         rev_range = f"{base_sha}..{head_sha}"
     base_entries = repo.ls_tree(base_sha)
+    settings = gate_config(repo, base_entries, head_entries, base_sha, rules_sha)
+    config = settings.config
+    workspace = Workspace(root, repo, config)
     cache: RecordCache | None = workspace.cache(options)
     (base_records, _), (head_records, stats) = load_trees(
         [_python_entries(base_entries, config), _python_entries(head_entries, config)],
@@ -513,7 +646,7 @@ def run_gate(
             finding.message += f" (caused by: {causes[0]})"
     base_errors = {(e.path, e.message) for e in input_errors(base_project)}
     errors = [e for e in input_errors(head_project) if (e.path, e.message) not in base_errors]
-    notes: list[str] = []
+    notes = list(settings.notes)
     if cache is not None:
         cache.save()
         notes.extend(cache.warnings)
@@ -524,8 +657,10 @@ def run_gate(
         changes=changes,
         call_changes=signature_changes,
         findings=new,
-        errors=errors,
+        errors=settings.problems + errors,
         notes=notes,
+        config_problems=settings.problems,
+        config=config,
         stats=stats,
         seconds=time.perf_counter() - started,
         projects=(base_project, head_project),
@@ -594,4 +729,4 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
     return affected | below
 
 
-__all__ = ["GateError", "GateResult", "hook_changes", "run_gate"]
+__all__ = ["GateConfig", "GateError", "GateResult", "gate_config", "hook_changes", "run_gate"]
