@@ -2,19 +2,29 @@
 
 Every call is read-only. Blobs are read through ``git cat-file --batch``: one process per
 request, or one kept open for many (:class:`BlobReader`).
+
+File names are bytes to git, and a committed name may hold any byte but NUL: a newline, a
+space, bytes that are not UTF-8. Names travel as ``str`` decoded with ``surrogateescape``
+(:func:`os.fsdecode`'s way: every byte comes back out unchanged), lists are read in their
+NUL-separated forms (``-z``), and ``cat-file --batch`` reads NUL-terminated names where git
+allows it (``-z``, git 2.38); its answers are matched against the name asked for, so no name
+can pass for another answer (see :func:`_batch_header`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
 from typing import IO
 
@@ -68,7 +78,7 @@ class Repo:
         """The repository containing ``path``, or None when it is not in a git work tree."""
         start = path if path.is_dir() else path.parent
         try:
-            top = _git(start, ["rev-parse", "--show-toplevel"]).decode().strip()
+            top = os.fsdecode(_git(start, ["rev-parse", "--show-toplevel"]).rstrip(b"\n"))
         except (GitError, OSError):
             return None
         return cls(Path(top))
@@ -140,7 +150,7 @@ class Repo:
             names = self.git("rev-parse", "--git-path", "shallow", "--git-path", "info/grafts")
         except GitError:
             return ""
-        for name in names.decode().splitlines():
+        for name in os.fsdecode(names).splitlines():
             with contextlib.suppress(OSError):  # no such file: not shallow, no grafts
                 digest.update((self.root / name).read_bytes())
             digest.update(b"\0")
@@ -225,27 +235,28 @@ class Repo:
         object id, and each distinct object's contents once."""
         if not names:
             return {}, {}
-        out = self.git("cat-file", "--batch", input_="".join(f"{s}\n" for s in names).encode())
+        sent = _batch_names(self.root, names)
+        out = self.git(*_batch_args(), input_=_batch_request(sent))
+        stream = BytesIO(out)
         ids: dict[str, str] = {}
         blobs: dict[str, bytes] = {}
-        pos = 0
-        for name in names:
-            end = out.index(b"\n", pos)
-            header = out[pos:end].split()
-            pos = end + 1
-            if len(header) < 3 or header[1] == b"missing":
+        for name, asked in zip(names, sent, strict=True):
+            found = _batch_header(stream, asked)
+            if found is None:
                 continue
-            size = int(header[2])
-            sha = header[0].decode()
+            sha, size = found
             ids[name] = sha
-            blobs.setdefault(sha, out[pos : pos + size])
-            pos += size + 1
+            data = stream.read(size)
+            if len(data) != size or stream.read(1) != b"\n":
+                raise GitError("git cat-file stopped early")
+            blobs.setdefault(sha, data)
         return ids, blobs
 
     def last_commit(self, rev_range: str, path: str) -> str:
         """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""
         try:
-            out = self.git("log", "-1", "--format=%h (%s)", rev_range, "--", path)
+            out = self.git("--literal-pathspecs", "log", "-1", "--format=%h (%s)", rev_range,
+                           "--", path)
         except GitError:
             return ""
         return out.decode(errors="replace").strip()
@@ -270,7 +281,7 @@ class BlobReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.pid = os.getpid()  # (a forked child must not share the parent's pipes)
-        self.proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, env=_ENV,
+        self.proc = subprocess.Popen(["git", *_batch_args()], cwd=root, env=_ENV,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         assert self.proc.stdout is not None
@@ -286,7 +297,8 @@ class BlobReader:
         if self.broken:
             raise GitError("git cat-file was stopped early")
         stdin, stdout = self.proc.stdin, self.proc.stdout
-        request = "".join(f"{name}\n" for name in names).encode()
+        sent = _batch_names(self.root, names)
+        request = _batch_request(sent)
 
         def feed() -> None:  # beside the reading: a long list would fill the pipe
             with contextlib.suppress(OSError):
@@ -297,17 +309,17 @@ class BlobReader:
         writer.start()
         done = 0
         try:
-            for name in names:
-                header = stdout.readline().split()
-                if len(header) < 3 or header[1] == b"missing":
-                    if not header:
-                        raise GitError("git cat-file stopped early")
+            for name, asked in zip(names, sent, strict=True):
+                found = _batch_header(stdout, asked)
+                if found is None:
                     done += 1
                     yield name, None, -1
                     continue
-                size = int(header[2])
+                size = found[1]
                 kept = size <= max_size
                 data = stdout.read(size) if kept else b""
+                if kept and len(data) < size:
+                    raise GitError("git cat-file stopped early")
                 left = size + 1 - len(data)  # (and the newline after each object)
                 while left > 0:  # past an object too large to keep, a chunk at a time
                     chunk = stdout.read(min(left, 1 << 20))
@@ -331,3 +343,89 @@ class BlobReader:
                 with contextlib.suppress(OSError):
                     pipe.close()
         proc.wait()
+
+
+# ``cat-file --batch``'s answer for an object it found: ``<id> <type> <size>``.
+_FOUND = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64}) [a-z]+ ([0-9]+)\n\Z")
+# What a name that names no object is sent as: the null id, always "missing".
+_NO_OBJECT = b"0" * 40
+
+
+@functools.cache
+def _nul_names() -> bool:
+    """Whether this git's ``cat-file --batch`` takes ``-z`` (NUL-terminated names: 2.38)."""
+    try:
+        out = _git(Path(os.sep), ["version"])
+    except (GitError, OSError):
+        return False
+    found = re.search(rb"(\d+)\.(\d+)", out)
+    return found is not None and (int(found[1]), int(found[2])) >= (2, 38)
+
+
+def _batch_args() -> list[str]:
+    return ["cat-file", "--batch", "-z"] if _nul_names() else ["cat-file", "--batch"]
+
+
+def _batch_request(sent: Sequence[bytes]) -> bytes:
+    end = b"\0" if _nul_names() else b"\n"
+    return b"".join(name + end for name in sent)
+
+
+def _batch_names(root: Path, names: Sequence[str]) -> list[bytes]:
+    """Each name as ``cat-file --batch`` is sent it: its bytes, or where those cannot travel
+    on one line (a name with a newline, to a git without ``-z``) the object id it names
+    (:func:`_resolve_paths`), or :data:`_NO_OBJECT` for one that names none."""
+    sent = [name.encode("utf-8", "surrogateescape") for name in names]
+    breaking = b"\0" if _nul_names() else b"\n"
+    unsafe = [n for n, name in enumerate(sent) if breaking in name or b"\0" in name]
+    if unsafe:
+        ids = _resolve_paths(root, [sent[n] for n in unsafe])
+        for n in unsafe:
+            sent[n] = ids.get(sent[n], _NO_OBJECT)
+    return sent
+
+
+def _resolve_paths(root: Path, names: Sequence[bytes]) -> dict[bytes, bytes]:
+    """The object ids of ``rev:path`` names, found in the ``ls-tree -z`` of each revision
+    (one git command a revision, never one a name); a name without a NUL-free revision and
+    path, or whose path the tree lacks, is left out."""
+    wanted: dict[bytes, dict[bytes, bytes]] = {}  # rev -> path -> name
+    for name in names:
+        rev, colon, path = name.partition(b":")
+        if colon and rev and path and b"\0" not in name and not rev.startswith(b"-"):
+            wanted.setdefault(rev, {})[path] = name
+    ids: dict[bytes, bytes] = {}
+    for rev, paths in wanted.items():
+        try:
+            out = _git(root, ["ls-tree", "-r", "-z", "--full-tree", os.fsdecode(rev)])
+        except GitError:
+            continue
+        for item in out.split(b"\0"):
+            meta, tab, path = item.partition(b"\t")
+            if tab and path in paths:
+                ids[paths[path]] = meta.split()[2]
+    return ids
+
+
+def _batch_header(stream: IO[bytes], asked: bytes) -> tuple[str, int] | None:
+    """The object id and size in ``cat-file --batch``'s answer to ``asked``, read from
+    ``stream`` up to its contents; None when git answered that it names no object.
+
+    Git's answer to a name it cannot find repeats the name (``<name> missing``), newlines and
+    all, so the answer is read against the name asked for: a name that is itself the first
+    line of a found object's answer (``x\\n<id> blob 10``) is read whole, never taken for one.
+    A found object's answer is ``<id> <type> <size>``, and no name in that form names an
+    object (no revision holds a space), so the two never meet."""
+    line = stream.readline()
+    if not line:
+        raise GitError("git cat-file stopped early")
+    first, newline, _ = asked.partition(b"\n")
+    if newline and line == first + b"\n":  # the name's own first line: its "missing"
+        rest = [stream.readline() for _ in range(asked.count(b"\n"))]
+        line = line + b"".join(rest)
+    if line in (asked + b" missing\n", asked + b" ambiguous\n"):
+        return None
+    found = _FOUND.match(line)
+    if found is None:
+        raise GitError(f"git cat-file answered out of step: {line[:80]!r}")
+    return found[1].decode("ascii"), int(found[2])

@@ -200,8 +200,10 @@ def _text(value: str) -> str:
 
 
 def _code(value: str) -> str:
-    """A code span (literal text) in a table cell: GFM still needs ``|`` escaped inside it."""
-    value = printable(" ".join(value.splitlines())).replace("|", "\\|")
+    """A code span (literal text) in a table cell: GFM still needs ``|`` escaped inside it.
+    A line break is shown as its escape (``\\x0a``), as every other format shows a name,
+    never joined into a space: ``a\\nb.py`` must not read as another file, ``a b.py``."""
+    value = printable(value).replace("|", "\\|")
     fence = "`"
     while fence in value:
         fence += "`"
