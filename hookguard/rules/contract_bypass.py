@@ -65,12 +65,25 @@ def state_effects(
                 found = _resolve_from(mro, 0, call.name)
             elif call.receiver == "super" and call.explicit_base is None:
                 found = _resolve_from(mro, owner + 1, call.name)
+            elif call.receiver in ("super", "explicit") and call.explicit_base is not None:
+                # ``super(Cls, self).hook()`` starts after Cls; ``Base.hook(self)`` and
+                # ``mod.Base.hook(self)`` at Base: chained constructors set state too.
+                at = _index_of(project, mro, mro[owner], call.explicit_base)
+                if at is None:
+                    continue
+                found = _resolve_from(mro, at + (call.receiver == "super"), call.name)
             else:
                 continue
             if found is not None:
                 index, target = found
                 stack.append((index, target, (*via, call.name), _and(condition, call.condition)))
     return effects
+
+
+def _index_of(project: Project, mro: list[ClassInfo], owner: ClassInfo, dotted: str) -> int | None:
+    """Where the class ``dotted`` (as written in ``owner``'s file) stands in ``mro``, or None."""
+    node = project.resolve_name(owner.file, dotted, owner.record.qualname)
+    return next((i for i, c in enumerate(mro) if c is node), None)
 
 
 def _resolve_from(
@@ -124,9 +137,12 @@ class ContractBypass(Rule):
     `self._prepare_swa_scratch_copy_tensors(capacity)` under the same condition.
 
     ## Severity
-    An error when a contract declares the fields, or when a base method that still runs for the
-    subclass (not overridden, and reached from an entry point) reads a missing field. Inferred
-    fields no such method reads are not reported, nor overrides that do nothing (`pass`, a
+    An error only when a contract (`contracts/*.toml`) declares the hook's fields: the contract
+    is the proof of what the hook must set. Without one, a warning when a base method that still
+    runs for the subclass (not overridden, and reached from an entry point) reads a missing
+    inferred field, saying that no contract declares it (the field may be set in a way the model
+    does not see, or read only on paths this subclass never takes). Inferred fields no such
+    method reads are not reported, nor overrides that do nothing (`pass`, a
     docstring: the hook is disabled on purpose) or classes local to a function (test doubles).
     Counters a method raises and lowers around a call (`self._depth += 1 ... -= 1`) are
     bookkeeping, not state. Neither proves anything without a contract: an override that
@@ -227,7 +243,10 @@ class ContractBypass(Rule):
                 unread.append(name)
         if not missing or (contract is None and not proven):
             return None  # inferred state nothing is known to read: nothing to act on
-        severity = Severity.ERROR
+        # An error is a proof: only a contract says which fields the hook *must* set. Inferred
+        # from the base, a field may be set another way the model does not see, or read only
+        # on paths this subclass never takes: a warning that says so.
+        severity = Severity.ERROR if contract is not None else Severity.WARNING
         if contract is None and (
             info.record.local_scope or method.no_op or method.refuses
             or is_test_file(info.file.path)
@@ -247,7 +266,8 @@ class ContractBypass(Rule):
                 how = "declared in the contract"
             when = f" when {condition}" if condition else ""
             parts.append(f"{', '.join(names)} ({how}{when})")
-        source = f"contract {contract.location}" if contract else "inferred from the base"
+        source = (f"contract {contract.location}" if contract
+                  else "inferred from the base; no contract declares this hook's fields")
         message = (
             f"{info.name}.{method.name} replaces {ancestor.name}.{base.name} without calling it "
             f"and never sets {'; '.join(parts)} [{source}]; call "
