@@ -192,8 +192,6 @@ def test_names_that_are_not_utf8_or_hold_control_characters_in_every_format(
     assert (code, found) == (1, {("pkg/sub.py", 5, "HG001"), (NON_UTF8, 5, "HG001")})
 
 
-@pytest.mark.xfail(strict=True, reason="hookguard/git/history.py (_commit_names) encodes the "
-                   "ancestor's path as strict UTF-8: a UnicodeEncodeError; not this change's file")
 def test_a_hook_whose_own_file_name_is_not_utf8(git_repo: Callable[..., GitRepo]) -> None:
     """The base itself in a file named with an undecodable byte: its history is walked and
     its versions read by that name."""

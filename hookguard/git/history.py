@@ -502,10 +502,11 @@ class HistoryIndex:
         literal = re.compile(rb"^" + re.escape(sign) + rb".*(['\"])" + quoted + rb"\1",
                              re.MULTILINE)
         copy = re.compile(rb"^[-+ ]\s*(?:async\s+)?def\s+" + quoted + rb"\b", re.MULTILINE)
-        own = b" a/" + path.encode() + b" "
+        own = os.fsencode(path)  # (a name that is not UTF-8 is its bytes)
         return any(  # a file with its own copy of the method holds a message, not a call
             literal.search(chunk) for chunk in patch.split(b"\ndiff --git")
-            if own not in chunk.split(b"\n", 1)[0] + b" " and not copy.search(chunk)
+            if own not in (_header_paths(b"diff --git" + chunk.split(b"\n", 1)[0]) or ())
+            and not copy.search(chunk)
         )
 
     def removal_commit(
