@@ -182,7 +182,7 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     snapshot = WorktreeSnapshot(workspace.root, workspace.repo, config)
     paths = snapshot.paths()
     with progress.phase("reading files"):
-        keys = content_keys(workspace.root, paths, cache)
+        keys = content_keys(workspace.root, paths, cache, config.max_file_size)
     contracts = workspace.load_contracts(options.contracts)
     use_history = options.history and config.history
     inputs = _inputs_digest(workspace, contracts, use_history, options)
