@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from hookguard import progress
 from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
@@ -21,6 +23,8 @@ from hookguard.incremental import (
     AuditState,
     affected_classes,
     class_of,
+    decode_state,
+    encode_state,
     mentions_path,
 )
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
@@ -188,8 +192,8 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
     inputs = _inputs_digest(workspace, contracts, use_history, options)
     result_key = _result_key(keys, inputs, scopes)
     if cache is not None and options.reuse_results:
-        stored = cache.get_result(result_key)
-        if isinstance(stored, tuple):
+        stored = _decode_result(cache.get_result(result_key))
+        if stored is not None:
             findings, errors, notes = stored
             cache.save()
             return AuditResult(
@@ -213,7 +217,8 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         )
         with progress.phase("building the model"):
             project = Project.build(records, dict(config.module_aliases))
-        state = cache.get_state() if cache is not None else None
+        stored_state = cache.get_state() if cache is not None else None
+        state = decode_state(stored_state) if stored_state is not None else None
         rerun = None
         if isinstance(state, AuditState) and state.version == STATE_VERSION and (
             state.inputs == inputs
@@ -233,11 +238,11 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         history_notes = list(dict.fromkeys([*state.history_notes, *history_notes]))
     notes.extend(history_notes)
     if cache is not None:
-        cache.put_state(_state_of(inputs, keys, findings, history_notes))
+        cache.put_state(encode_state(_state_of(inputs, keys, findings, history_notes)))
     findings = [f for f in findings if in_scope(f.path, scopes)]
     errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
     if cache is not None:
-        cache.put_result(result_key, (findings, errors, list(notes)))
+        cache.put_result(result_key, msgspec.msgpack.encode((findings, errors, list(notes))))
         cache.save()
         notes.extend(cache.warnings)
     return AuditResult(
@@ -252,6 +257,19 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         git_logs=history.git_logs if history is not None else 0,
         rechecked=len(rerun) if rerun is not None else None,
     )
+
+
+_RESULT_DECODER = msgspec.msgpack.Decoder(tuple[list[Finding], list[InputError], list[str]])
+
+
+def _decode_result(data: bytes | None) -> tuple[list[Finding], list[InputError], list[str]] | None:
+    """The stored result of an audit, or None where none is stored (or the bytes are not one)."""
+    if data is None:
+        return None
+    try:
+        return _RESULT_DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def _result_key(keys: dict[str, str | OSError], inputs: str, scopes: Sequence[str]) -> str:

@@ -25,6 +25,8 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+import msgspec
+
 from hookguard.findings import Finding
 from hookguard.model.project import ClassInfo, Project, graph_inputs
 from hookguard.model.records import ClassRecord, FileRecord, MethodRecord, method_mentions
@@ -41,6 +43,22 @@ class AuditState:
     by_class: dict[str, list[Finding]] = field(default_factory=dict)  # per-class rules only
     history_notes: list[str] = field(default_factory=list)  # what git history could not answer
     version: int = STATE_VERSION
+
+
+_STATE_DECODER: msgspec.msgpack.Decoder[AuditState] = msgspec.msgpack.Decoder(AuditState)
+
+
+def encode_state(state: AuditState) -> bytes:
+    """``state`` as the cache keeps it (the cache stores bytes; this module owns the type)."""
+    return msgspec.msgpack.encode(state)
+
+
+def decode_state(data: bytes) -> AuditState | None:
+    """A stored state, or None where the bytes are not one (then everything is checked)."""
+    try:
+        return _STATE_DECODER.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 def class_of(finding: Finding) -> str:

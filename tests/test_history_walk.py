@@ -354,12 +354,12 @@ def test_a_prefetched_walk_answers_alike_and_an_unused_one_is_stopped(
         list(failing.records())
 
     store = RecordCache(tmp_path / "cache", "digest")
-    store.put_history("lost:another HEAD:pkg/a.py", {})
+    store.put_history("lost:another HEAD:pkg/a.py", b"\x80")  # (an empty answer)
     stale = HistoryIndex(Repo(repo.root), store)
     stale.prefetch()  # answers of another HEAD answer nothing here: walk
     assert stale._prefetched is not None
     stale.close()
-    store.put_history(f"lost:{Repo(repo.root).history_state()}:pkg/a.py", {})
+    store.put_history(f"lost:{Repo(repo.root).history_state()}:pkg/a.py", b"\x80")
     warm = HistoryIndex(Repo(repo.root), store)
     warm.prefetch()  # answers are stored: a warm run may need no walk at all
     assert warm._prefetched is None and warm._workers is None

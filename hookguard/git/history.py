@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from queue import SimpleQueue
 from typing import Protocol, TypeVar
 
+import msgspec
+
 from hookguard import progress
 from hookguard.git.blobs import (
     PARALLEL_THRESHOLD,
@@ -113,6 +115,18 @@ def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], stat
     path, wanted, module, _, content = request
     question = sorted((q, sorted(names)) for q, names in wanted.items())
     return f"lost:{state}:{path}:{content}:{module}:{question}"
+
+
+_ANSWER_ENCODER = msgspec.msgpack.Encoder()
+_ANSWER_DECODER = msgspec.msgpack.Decoder(dict[tuple[str, str], HookChange])
+
+
+def _decode_answer(stored: bytes) -> dict[tuple[str, str], HookChange] | None:
+    """A stored answer, or None where the bytes are not one (then it is asked again)."""
+    try:
+        return _ANSWER_DECODER.decode(stored)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,11 +252,11 @@ class _Versions:
 
 
 class HistoryStore(Protocol):
-    """Where answers are kept between runs (the record cache)."""
+    """Where answers are kept between runs (the record cache): bytes by key, encoded here."""
 
-    def get_history(self, key: str) -> object | None: ...
+    def get_history(self, key: str) -> bytes | None: ...
 
-    def put_history(self, key: str, value: object) -> None: ...
+    def put_history(self, key: str, value: bytes) -> None: ...
 
     def holds_history(self, prefix: str) -> bool: ...
 
@@ -310,8 +324,9 @@ class HistoryIndex:
         for request in requests:
             key = _store_key(request, self.state)
             stored = self.store.get_history(key) if self.store else None
-            if isinstance(stored, dict):
-                answers[request[0]] = stored
+            answer = _decode_answer(stored) if stored is not None else None
+            if answer is not None:
+                answers[request[0]] = answer
             else:
                 missing.append(request)
 
@@ -337,7 +352,8 @@ class HistoryIndex:
             if self.store is not None and content and not any(
                 e.startswith(f"{path}:") for e in self.errors
             ):
-                self.store.put_history(_store_key(request, self.state), found)
+                self.store.put_history(_store_key(request, self.state),
+                                       _ANSWER_ENCODER.encode(found))
         return answers
 
     def _versions(

@@ -46,9 +46,6 @@ from typing import Any
 import msgspec
 
 from hookguard import __version__
-from hookguard.findings import Finding, InputError
-from hookguard.git.changes import HookChange
-from hookguard.incremental import AuditState
 from hookguard.model import wire
 from hookguard.model.cache_secret import NoCacheKey, cache_key
 from hookguard.model.records import FileRecord
@@ -102,10 +99,13 @@ class _Header(msgspec.Struct, array_like=True, gc=False):
 
 
 class _Index(msgspec.Struct, array_like=True, gc=False):
+    """The index's answers are bytes, each encoded by its owner (the history, the engine, the
+    incremental state): the cache is a layer below them, a store of verified bytes by key."""
+
     stats: dict[str, StatEntry]
-    history: dict[str, dict[tuple[str, str], HookChange] | bytes]
-    results: dict[str, tuple[list[Finding], list[InputError], list[str]]]
-    state: AuditState | None
+    history: dict[str, bytes]
+    results: dict[str, bytes]
+    state: bytes | None
 
 
 _HEADER_DECODER = msgspec.msgpack.Decoder(_Header)
@@ -204,10 +204,10 @@ class RecordCache:
         self._records: dict[RecordKey, FileRecord] | None = None  # loaded on first use
         self._stats: dict[str, StatEntry] = {}
         self._used: set[RecordKey] = set()
-        self._history: dict[str, object] = {}
+        self._history: dict[str, bytes] = {}
         self._history_used: set[str] = set()
-        self._results: dict[str, object] = {}
-        self._state: object | None = None
+        self._results: dict[str, bytes] = {}
+        self._state: bytes | None = None
         self._index_loaded = False  # read on first use: ``check`` never needs it
         self._index_dirty = False
         self._unstable = False  # a file changed while this run read it
@@ -318,7 +318,7 @@ class RecordCache:
             self.record_misses += 1
         return record
 
-    def get_history(self, key: str) -> object | None:
+    def get_history(self, key: str) -> bytes | None:
         """A history answer stored under ``key`` (see :class:`HistoryIndex`), or None."""
         if not self._index_loaded:
             self._load_index()
@@ -337,7 +337,7 @@ class RecordCache:
             self._load_index()
         return any(key.startswith(prefix) for key in self._history)
 
-    def get_result(self, key: str) -> object | None:
+    def get_result(self, key: str) -> bytes | None:
         """The whole result of a run whose inputs hash to ``key``, or None."""
         if not self._index_loaded:
             self._load_index()
@@ -345,7 +345,7 @@ class RecordCache:
         self.result_hit = value is not None
         return value
 
-    def get_state(self) -> object | None:
+    def get_state(self) -> bytes | None:
         """What the last full model looked like (see :mod:`hookguard.incremental`), or None."""
         if not self._index_loaded:
             self._load_index()
@@ -394,14 +394,14 @@ class RecordCache:
         if self._stats.pop(path, None) is not None:
             self._index_dirty = True
 
-    def put_history(self, key: str, value: object) -> None:
+    def put_history(self, key: str, value: bytes) -> None:
         if not self._index_loaded:
             self._load_index()
         self._history[key] = value
         self._history_used.add(key)
         self._index_dirty = True
 
-    def put_result(self, key: str, value: object) -> None:
+    def put_result(self, key: str, value: bytes) -> None:
         if self._unstable:
             return
         if not self._index_loaded:
@@ -409,7 +409,7 @@ class RecordCache:
         self._results = {key: value}  # only the latest: it answers "nothing changed"
         self._index_dirty = True
 
-    def put_state(self, value: object) -> None:
+    def put_state(self, value: bytes) -> None:
         if self._unstable:
             return
         if not self._index_loaded:
@@ -455,7 +455,7 @@ class RecordCache:
                 self._write(self.shard_file(shard), _shard_body(kept))
         if self._index_dirty:
             history = {k: self._history[k] for k in self._history_used}
-            index = _Index(self._stats, history, self._results, self._state)  # type: ignore[arg-type]
+            index = _Index(self._stats, history, self._results, self._state)
             self._write(self.index_file, lambda: index)
             for old in self.directory.glob("*.pickle"):  # the format before this one
                 with contextlib.suppress(OSError):
