@@ -9,6 +9,10 @@ The check itself is the contract's generated function for the object's class
 (:mod:`hookguard.runtime.codegen`): straight-line code that says pass or fail. Only when it says
 fail (or for a call it does not cover: keyword arguments, a class with stale overrides) does the
 exact checker run, which builds the report.
+
+A contract that never matched a class (a wrong class or method name, a module never imported)
+checks nothing: ``uninstall()`` says so, one :class:`UnmatchedContractWarning` per contract at
+its ``file:line``, as pytest reports an unknown marker.
 """
 
 from __future__ import annotations
@@ -24,10 +28,17 @@ from hookguard.contracts import HookContract
 from hookguard.runtime.checks import CompiledContract, source_location
 from hookguard.runtime.codegen import Check, generate
 from hookguard.runtime.distributed import rank_info, record_elastic_error
-from hookguard.runtime.instrument import Instrumenter, Target, qualified
+from hookguard.runtime.instrument import Instrumenter, Target, Unmatched, qualified
 from hookguard.runtime.violations import ContractViolation, ContractWarning, Violation
 
-__all__ = ["Enforcer", "enforce", "runtime_enabled", "verify"]
+__all__ = [
+    "Enforcer",
+    "UnmatchedContractWarning",
+    "enforce",
+    "runtime_enabled",
+    "verify",
+    "warn_unmatched",
+]
 
 _WRAPPED = "__hookguard_wrapped__"
 _UNBUILT: Any = object()
@@ -41,6 +52,22 @@ def runtime_enabled() -> bool:
         "off",
         "no",
     )
+
+
+class UnmatchedContractWarning(UserWarning):
+    """A contract matched no class while it was enforced: it checked nothing."""
+
+
+def warn_unmatched(unmatched: Iterable[Unmatched]) -> None:
+    """One :class:`UnmatchedContractWarning` per contract, located at the contract's
+    ``file:line`` (where a reader fixes it), as pytest locates an unknown marker's warning."""
+    for item in unmatched:
+        warnings.warn_explicit(
+            UnmatchedContractWarning(f"hookguard: {item.text()}"),
+            UnmatchedContractWarning,
+            filename=item.contract.path,
+            lineno=item.contract.line,
+        )
 
 
 class _Checked(Target):
@@ -68,6 +95,10 @@ class Enforcer(Instrumenter):
     Under torchelastic (``TORCHELASTIC_ERROR_FILE`` set), a violation raised in ``raise`` mode is
     also written to this worker's error file, as torch's ``@record`` writes an uncaught
     exception, so the launcher's failure summary names it as the root cause.
+
+    ``uninstall()`` warns (:class:`UnmatchedContractWarning`) about each contract that matched
+    no class meanwhile (:meth:`unmatched`); ``warn_unmatched=False`` leaves that to the caller
+    (the pytest plugin reports them at the end of the session).
     """
 
     def __init__(
@@ -77,12 +108,14 @@ class Enforcer(Instrumenter):
         mode: str = "raise",
         values: bool = False,
         on_violation: Callable[[ContractViolation], None] | None = None,
+        warn_unmatched: bool = True,
     ) -> None:
         if mode not in ("raise", "warn"):
             raise ValueError(f"mode must be 'raise' or 'warn', not {mode!r}")
         self.mode = mode
         self.values = values
         self.on_violation = on_violation
+        self.warn_unmatched = warn_unmatched
         self.history: list[ContractViolation] = []
         #: Contract checks run so far (one per outermost hook call).
         self.checks = 0
@@ -90,6 +123,14 @@ class Enforcer(Instrumenter):
 
     def _target(self, contract: HookContract) -> Target:
         return _Checked(contract)
+
+    def uninstall(self) -> None:
+        """Restore every patched method; warn about each contract that matched no class."""
+        if not self.installed:
+            return
+        unmatched = self.unmatched() if self.warn_unmatched else []
+        super().uninstall()
+        warn_unmatched(unmatched)
 
     def _wrap(self, target: _Checked, func: Callable[..., Any]) -> Callable[..., Any]:
         enforcer = self

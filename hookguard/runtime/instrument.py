@@ -6,10 +6,15 @@ override of it in subclasses: those that exist already, those defined later (an
 imported yet, the class itself once it is (a ``sys.meta_path`` finder that instruments the module
 after it executes). ``uninstall()`` restores every class ``__dict__`` exactly. What a wrapper does
 is the subclass's business: the enforcer checks contracts, the recorder writes them.
+
+:meth:`Instrumenter.unmatched` names the contracts that never matched a class while installed
+(a class or method name that is wrong, or a module never imported), with the reason, so that a
+contract that enforces nothing does not pass for one that found nothing wrong.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -18,11 +23,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType, TracebackType
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from hookguard.contracts import HookContract
 
-__all__ = ["Instrumenter", "Target", "positional_parameters", "qualified"]
+__all__ = ["Instrumenter", "Target", "Unmatched", "positional_parameters", "qualified"]
 
 _I = TypeVar("_I", bound="Instrumenter")
 
@@ -97,6 +102,26 @@ class Target:
         self.patched: list[tuple[type, str, Any, Any]] = []  # (cls, name, original, wrapper)
         #: (base, original, had_own, the classmethod installed)
         self.init_subclass: tuple[type, Any, bool, Any] | None = None
+        #: The contract's class, once found (kept after ``uninstall()``, unlike :attr:`base`).
+        self.found: type | None = None
+        #: Whether a method was ever wrapped for this contract (kept after ``uninstall()``).
+        self.instrumented = False
+
+
+class Unmatched(NamedTuple):
+    """A contract that never matched a class: nothing was checked for it."""
+
+    contract: HookContract
+    reason: str  # ``module pkg.mod has no class Mgr (did you mean Manager?)``
+
+    def text(self) -> str:
+        """``contract for pkg.Mgr.hook matched no class: <reason>``."""
+        contract = self.contract
+        return f"contract for {contract.cls}.{contract.method} matched no class: {self.reason}"
+
+    def message(self) -> str:
+        """:meth:`text` after the contract's ``file:line``."""
+        return f"{self.contract.location}: {self.text()}"
 
 
 class _ImportWatcher(importlib.abc.MetaPathFinder):
@@ -238,6 +263,7 @@ class Instrumenter:
                 if base is None:
                     continue
                 target.base = base
+                target.found = base
                 hook = getattr(base, target.contract.method, None)
                 if hook is not None:
                     try:
@@ -287,6 +313,67 @@ class Instrumenter:
         wrapper = self._wrap(target, func)
         setattr(cls, method, wrapper)
         target.patched.append((cls, method, original, wrapper))
+        target.instrumented = True
+
+    # -- contracts that matched nothing ----------------------------------------------------
+
+    def unmatched(self) -> list[Unmatched]:
+        """The contracts that have not matched a class so far, each with the reason: its class
+        was not found (a wrong name, or a module never imported), or neither the class nor a
+        subclass has the method. Empty when not enabled (nothing was meant to match)."""
+        with self._lock:
+            return [Unmatched(t.contract, _why_unmatched(t)) for t in self._targets
+                    if not t.instrumented]
+
+
+def _why_unmatched(target: Target) -> str:
+    contract = target.contract
+    if target.found is not None:
+        cls = target.found
+        attr = inspect.getattr_static(cls, contract.method, None)
+        if attr is not None:
+            return (f"{qualified(cls)}.{contract.method} is a {type(attr).__name__}, not a "
+                    "method: nothing was instrumented")
+        names = [n for n in dir(cls) if not (n.startswith("__") and n.endswith("__"))]
+        hint = _did_you_mean(contract.method, names)
+        return f"{qualified(cls)} has no method {contract.method}{hint}"
+    return _missing_class(contract.cls)
+
+
+def _missing_class(path: str) -> str:
+    """Why ``module.Qualname`` names no class: the first name missing from an imported module,
+    a name that is not a class where it is defined, or a module never imported (or absent)."""
+    parts = path.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module_name = ".".join(parts[:cut])
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
+        obj: Any = module
+        owner = f"module {module_name}"
+        for name in parts[cut:]:
+            found = getattr(obj, name, None)
+            if found is None:
+                names = [n for n in dir(obj) if not n.startswith("__")]
+                return f"{owner} has no {name}{_did_you_mean(name, names)}"
+            obj = found
+            owner = f"{owner.removeprefix('module ')}.{name}"
+        if isinstance(obj, type):  # imported there, defined elsewhere
+            return f"{path} is {qualified(obj)}: name the class where it is defined"
+        return f"{path} is a {type(obj).__name__}, not a class"
+    top = parts[0]
+    try:
+        exists = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        exists = False
+    if not exists:
+        return f"no module named {top}"
+    return f"module {'.'.join(parts[:-1]) or top} was not imported while it was enforced"
+
+
+def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def positional_parameters(

@@ -10,6 +10,12 @@ expects violations says so with ``@pytest.mark.hookguard_allow_violations``).
 The ``hookguard_contracts`` fixture gives tests the loaded contracts and ``verify``. The terminal
 summary lists every violation: the test, the hook's class and ``file:line``, each failing field.
 
+A contract that matched no class in the session (a wrong class or method name, or a module no
+test imported) checked nothing: at the end of the session each one is an
+``UnmatchedContractWarning`` in pytest's warnings summary, located at the contract's
+``file:line``, as pytest reports an unknown marker, and the summary line counts them. With
+``-W error::hookguard.runtime.enforcer.UnmatchedContractWarning`` they fail the session.
+
 Importing this module imports neither torch nor libcst: it is loaded in every pytest session.
 """
 
@@ -40,6 +46,10 @@ class _Session:
     total: int = 0
     #: (test id, phase, violation) of every violation seen in a test, for the summary
     seen: list[tuple[str, str, ContractViolation]] = field(default_factory=list)
+    #: messages of the contracts that matched no class in the session
+    unmatched: list[str] = field(default_factory=list)
+    #: those a warning filter turned into errors (shown in the hookguard summary instead)
+    unmatched_errors: list[str] = field(default_factory=list)
 
 
 _KEY = pytest.StashKey[_Session]()
@@ -103,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
             mode=str(config.getoption("hookguard_mode")),
             values=bool(config.getoption("hookguard_values")),
             on_violation=session.pending.append,
+            warn_unmatched=False,  # reported at the end of the session instead
         ).install()
 
 
@@ -113,6 +124,25 @@ def _runtime_enabled() -> bool:
         "off",
         "no",
     )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Warn about each contract that matched no class, inside pytest's warning capture (so it
+    is in the warnings summary); a filter that makes it an error fails the session."""
+    state = session.config.stash.get(_KEY, None)
+    if state is None or state.enforcer is None:
+        return
+    from hookguard.runtime.enforcer import UnmatchedContractWarning, warn_unmatched
+
+    unmatched = state.enforcer.unmatched()
+    state.unmatched = [item.message() for item in unmatched]
+    for item in unmatched:
+        try:
+            warn_unmatched([item])
+        except UnmatchedContractWarning:  # -W error::...UnmatchedContractWarning
+            state.unmatched_errors.append(item.message())
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -183,9 +213,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.section("hookguard: hook contract violations")
         for line in summary_lines(session.seen):
             terminalreporter.write_line(line)
-    terminalreporter.write_line(
-        f"hookguard: {count} hook contract violation{'s' if count != 1 else ''}"
-    )
+    if session.unmatched_errors:
+        terminalreporter.section("hookguard: contracts that matched no class (errors)")
+        for message in session.unmatched_errors:
+            terminalreporter.write_line(f"ERROR {message}")
+    line = f"hookguard: {count} hook contract violation{'s' if count != 1 else ''}"
+    unmatched = len(session.unmatched)
+    if unmatched:
+        line += (f"; {unmatched} contract{'s' if unmatched != 1 else ''} matched no class "
+                 "and checked nothing"
+                 + ("" if session.unmatched_errors else " (see the warnings summary)"))
+    terminalreporter.write_line(line)
 
 
 def summary_lines(seen: list[tuple[str, str, ContractViolation]]) -> list[str]:
