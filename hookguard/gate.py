@@ -38,7 +38,7 @@ from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
-from hookguard.model.records import FileRecord, MethodRecord
+from hookguard.model.records import FileRecord, MethodRecord, Param, ParamKind
 from hookguard.model.sources import PathFilter
 from hookguard.model.untyped_calls import KeywordUse, keyword_uses
 from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
@@ -369,10 +369,100 @@ class CallChange:
     path: str
     line: int
     commit: str = ""
+    #: ``signature``: the hook's parameters changed (``before`` -> ``after``); ``passes``: a
+    #: method of the class passes the hook new keywords (``keywords``, from ``caller``)
+    kind: str = "signature"
+    before: tuple[Param, ...] = field(default=(), compare=False)
+    after: tuple[Param, ...] = field(default=(), compare=False)
+    caller: str = ""
+    keywords: tuple[str, ...] = ()
 
     def describe(self) -> str:
         where = f" in {self.commit}" if self.commit else ""
         return f"{self.class_fq}.{self.method}: {self.detail}{where} [{self.path}:{self.line}]"
+
+    def difference(self) -> str:
+        """The change alone, short: ``gains keyword x``, ``parameter y removed``,
+        ``Base.run now passes x=``; never the two signatures (a note, issue 26, item 6)."""
+        if self.kind == "passes":
+            return f"{self.caller} now passes {_names([f'{k}=' for k in self.keywords])}"
+        return "; ".join(signature_difference(self.before, self.after)) or "signature changed"
+
+
+#: The longest note ``check`` prints for one hook change (the JSON output has the detail).
+NOTE_LIMIT = 160
+_MAX_NAMES = 4  # names listed in a note before "and N more"
+
+_ADDED = {
+    ParamKind.POSITIONAL_ONLY: ("positional parameter", "positional parameters"),
+    ParamKind.POSITIONAL_OR_KEYWORD: ("parameter", "parameters"),
+    ParamKind.KEYWORD_ONLY: ("keyword", "keywords"),
+}
+_KIND_WORDS = {
+    ParamKind.POSITIONAL_ONLY: "positional-only",
+    ParamKind.POSITIONAL_OR_KEYWORD: "positional-or-keyword",
+    ParamKind.KEYWORD_ONLY: "keyword-only",
+}
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a, b and c``; past :data:`_MAX_NAMES`, ``a, b, c, d and 7 more``."""
+    shown = list(names[:_MAX_NAMES])
+    rest = len(names) - len(shown)
+    if rest:
+        return f"{', '.join(shown)} and {rest} more"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def signature_difference(before: Sequence[Param], after: Sequence[Param]) -> list[str]:
+    """What changed from ``before`` to ``after``, one short phrase per kind of change:
+    ``gains keyword num_blocks_per_seq``, ``parameter x removed``, ``parameter x renamed to
+    y``, ``x becomes keyword-only``, ``x loses its default``, ``positional order now b, a``."""
+    old = {p.name: p for p in before}
+    new = {p.name: p for p in after}
+    removed = [p for p in before if p.name not in new]
+    added = [p for p in after if p.name not in old]
+    parts: list[str] = []
+    if len(removed) == 1 == len(added) and removed[0].kind is added[0].kind and (
+            list(before).index(removed[0]) == list(after).index(added[0])):
+        parts.append(f"parameter {removed[0].name} renamed to {added[0].name}")
+        removed, added = [], []
+    for kind, (one, many) in _ADDED.items():
+        names = [p.name for p in added if p.kind is kind]
+        if names:
+            parts.append(f"gains {one if len(names) == 1 else many} {_names(names)}")
+    for star, param in (("*", ParamKind.VAR_POSITIONAL), ("**", ParamKind.VAR_KEYWORD)):
+        parts += [f"gains {star}{p.name}" for p in added if p.kind is param]
+    plain = [p.name for p in removed if p.kind in _KIND_WORDS]
+    if plain:
+        parts.append(f"parameter{'s' * (len(plain) != 1)} {_names(plain)} removed")
+    for star, param in (("*", ParamKind.VAR_POSITIONAL), ("**", ParamKind.VAR_KEYWORD)):
+        parts += [f"{star}{p.name} removed" for p in removed if p.kind is param]
+    kept = [(old[p.name], p) for p in after if p.name in old]
+    for kind, word in _KIND_WORDS.items():
+        names = [a.name for b, a in kept if a.kind is kind and b.kind is not a.kind]
+        if names:
+            parts.append(f"{_names(names)} become{'s' * (len(names) == 1)} {word}")
+    for has, word in ((True, "gain"), (False, "lose")):
+        names = [a.name for b, a in kept if a.has_default is has and b.has_default is not has]
+        if names:
+            single = len(names) == 1
+            what = ("a default" if has else "its default") if single else (
+                "defaults" if has else "their defaults")
+            parts.append(f"{_names(names)} {word}{'s' * single} {what}")
+    positional = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    old_order = [p.name for p in before if p.kind in positional and p.name in new]
+    new_order = [p.name for p in after if p.kind in positional and p.name in old]
+    if old_order != new_order and sorted(old_order) == sorted(new_order):
+        shown = ", ".join(new_order[:_MAX_NAMES]) + (", ..." if len(new_order) > _MAX_NAMES
+                                                       else "")
+        parts.append(f"positional order now ({shown})")
+    return parts
+
+
+def shorten(text: str, limit: int = NOTE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def added_calls(
@@ -541,7 +631,8 @@ def call_changes(base: Project, head: Project) -> list[CallChange]:
         if old.params != method.params:
             changes.append(CallChange(fq, name, f"signature {old.signature()} -> "
                                       f"{method.signature()}", after.file.path,
-                                      method.def_line))
+                                      method.def_line, before=old.bound_params,
+                                      after=method.bound_params))
         old_keywords: dict[str, set[str]] = {}
         for call in old.calls:
             old_keywords.setdefault(call.name, set()).update(call.keywords)
@@ -553,7 +644,8 @@ def call_changes(base: Project, head: Project) -> list[CallChange]:
                 changes.append(CallChange(
                     fq, call.name,
                     f"{after.name}.{name} now passes " + ", ".join(f"{k}=" for k in added),
-                    after.file.path, call.line,
+                    after.file.path, call.line, kind="passes", caller=f"{after.name}.{name}",
+                    keywords=tuple(added),
                 ))
     return changes
 
@@ -729,4 +821,14 @@ def _affected(project: Project, changed: set[str]) -> set[str]:
     return affected | below
 
 
-__all__ = ["GateConfig", "GateError", "GateResult", "gate_config", "hook_changes", "run_gate"]
+__all__ = [
+    "CallChange",
+    "GateConfig",
+    "GateError",
+    "GateResult",
+    "gate_config",
+    "hook_changes",
+    "run_gate",
+    "shorten",
+    "signature_difference",
+]

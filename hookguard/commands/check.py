@@ -4,11 +4,18 @@ The gate runs with the base's ``[tool.hookguard]``; a change whose own pyproject
 it (or is invalid) gets an error at that file's line and exit code 1 (see
 :mod:`hookguard.gate`). Those errors are input problems, not files left out, so the summary
 line counts them apart: ``...; 1 gate setting weakened or invalid in the change's
-pyproject.toml``."""
+pyproject.toml``.
+
+Each hook change the gate found is a note of one short line, the difference only
+(``hook change: Base.hook: gains keyword num_blocks_per_seq [pkg/base.py:40]``), at most
+:data:`~hookguard.gate.NOTE_LIMIT` characters; the same change to several classes is one note.
+The JSON output keeps the detail (both signatures, the commit's subject) under
+``hook_changes``."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from hookguard.commands.common import (
     EXIT_USAGE,
@@ -19,8 +26,14 @@ from hookguard.commands.common import (
     progress_shown,
     summarise,
 )
-from hookguard.gate import GateError, run_gate
+from hookguard.gate import NOTE_LIMIT, GateError, run_gate, shorten
 from hookguard.report.escape import printable
+
+if TYPE_CHECKING:
+    from hookguard.gate import CallChange, GateResult
+    from hookguard.git.changes import HookChange
+
+_ALSO = 2  # other classes named in a note for the same change, before "and N more"
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -33,12 +46,7 @@ def run_check(args: argparse.Namespace) -> int:
     except GateError as exc:
         print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    notes = list(result.notes)
-    for change in result.changes:
-        what = f"renamed to {change.new}" if change.new else "removed"
-        when = f"in {change.short} ({change.subject})" if change.short else f"({change.subject})"
-        notes.append(f"hook change: {change.class_fq}.{change.old} {what} {when} [{change.path}]")
-    notes.extend(f"hook change: {change.describe()}" for change in result.call_changes)
+    notes = list(result.notes) + hook_change_notes(result)
     scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
     files = [e for e in result.errors if e not in result.config_problems]
     summary = summarise(result.findings, files, result.stats.files, result.seconds,
@@ -47,5 +55,97 @@ def run_check(args: argparse.Namespace) -> int:
         count = len(result.config_problems)
         summary += (f"; {count} gate setting{'s' * (count != 1)} weakened or invalid in the "
                     "change's pyproject.toml")
-    emit(args, result.findings, result.errors, notes, summary, result.root)
+    emit(args, result.findings, result.errors, notes, summary, result.root,
+         extra={"hook_changes": hook_changes_json(result)})
     return exit_code(result.findings, args.exit_zero, result.errors)
+
+
+def _short_class(fq: str) -> str:
+    return fq.rsplit(".", 1)[-1]
+
+
+def _short_commit(commit: str) -> str:
+    """``a37e962`` of ``a37e962 (subject)`` (a call change's commit) or of a full sha."""
+    return commit.split(" ", 1)[0][:10]
+
+
+def hook_change_notes(result: GateResult) -> list[str]:
+    """One short line per hook change: ``hook change: Base.step renamed to do_step in a37e962
+    [pkg/base.py]``, ``hook change: Base.fetch: gains keyword scale [pkg/base.py:5]``. A change
+    made alike to several classes (one hook renamed in a family's every class, say) is one
+    line that names the first and counts the others."""
+    groups: dict[tuple[str, ...], list[tuple[str, str]]] = {}  # key -> (class.hook, where)
+    lines: dict[tuple[str, ...], str] = {}  # key -> what changed, after "class.hook"
+    for change in result.changes:
+        what = _hook_change_what(change)
+        key: tuple[str, ...] = ("hook", change.old, what, change.short)
+        lines.setdefault(key, what)
+        groups.setdefault(key, []).append(
+            (f"{_short_class(change.class_fq)}.{change.old}", f" [{change.path}]"))
+    for call in result.call_changes:
+        what = ": " + call.difference() + (f" in {_short_commit(call.commit)}"
+                                           if call.commit else "")
+        key = ("call", call.method, what)
+        lines.setdefault(key, what)
+        groups.setdefault(key, []).append(
+            (f"{_short_class(call.class_fq)}.{call.method}", f" [{call.path}:{call.line}]"))
+    notes: list[str] = []
+    for key, members in groups.items():
+        names = list(dict.fromkeys(name for name, _ in members))
+        first, where = names[0], members[0][1]
+        also = ""
+        if len(names) > 1:
+            others = names[1:]
+            shown = ", ".join(others[:_ALSO])
+            more = len(others) - _ALSO
+            also = f" (also {shown}{f' and {more} more' if more > 0 else ''})"
+        tail = where + also
+        head = f"hook change: {first}"
+        body = shorten(lines[key], max(40, NOTE_LIMIT - len(head) - len(tail)))
+        notes.append(shorten(head + body + tail, NOTE_LIMIT))
+    return notes
+
+
+def _hook_change_what(change: HookChange) -> str:
+    if change.undispatched:
+        what = " no longer called through self"
+    elif change.new:
+        what = f" renamed to {change.new}"
+    elif change.owner and change.owner != change.class_fq:
+        what = f" removed (it was {_short_class(change.owner)}'s)"
+    else:
+        what = " removed"
+    return what + (f" in {change.short}" if change.short else "")
+
+
+def hook_changes_json(result: GateResult) -> list[dict[str, Any]]:
+    """Every hook change in full, for ``--format json`` (the notes say them in short)."""
+    out: list[dict[str, Any]] = []
+    for change in result.changes:
+        out.append({
+            "kind": change.kind,
+            "class": change.class_fq,
+            "hook": change.old,
+            "new": change.new,
+            "owner": change.owner or change.class_fq,
+            "path": change.path,
+            "commit": change.commit,
+            "short": change.short,
+            "subject": change.subject,
+        })
+    for call in result.call_changes:
+        out.append(_call_change_json(call))
+    return out
+
+
+def _call_change_json(call: CallChange) -> dict[str, Any]:
+    return {
+        "kind": call.kind,  # "signature" or "passes"
+        "class": call.class_fq,
+        "hook": call.method,
+        "difference": call.difference(),
+        "detail": call.describe(),  # both signatures, or the keywords the caller now passes
+        "path": call.path,
+        "line": call.line,
+        "commit": call.commit,
+    }

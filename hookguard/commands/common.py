@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from hookguard.errors import UsageError
 
@@ -179,8 +179,11 @@ def emit(
     notes: Sequence[str],
     summary: str,
     root: Path,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     """Write a report in the chosen format to stdout or ``--output``.
+
+    ``extra``: more top-level keys of the JSON document (``check``'s ``hook_changes``).
 
     Plain and rich output name files relative to the current directory; JSON, SARIF and GitHub
     output relative to the repository root (their documented schema). The summary line is
@@ -201,7 +204,7 @@ def emit(
         elif fmt == "json":
             from hookguard.report.json_report import render_json
 
-            stream.write(render_json(findings, errors, notes))
+            stream.write(render_json(findings, errors, notes, extra))
         elif fmt == "sarif":
             from hookguard.report.sarif import render_sarif
 
