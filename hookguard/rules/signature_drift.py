@@ -75,6 +75,13 @@ class SignatureDrift(Rule):
             self, request_ids, *, pool_id=0, num_blocks_per_seq=None, index_scale=None): ...
     ```
 
+    ## Severity
+    An error where the failing call's receiver is proven to hold the class: `self`, `cls`,
+    `super()`, `Base.hook(self, ...)` in the class's own line, a member the code constructs
+    (`self.worker = DraftWorker()`) or a name narrowed by `isinstance` where the call is made.
+    A member known only from its annotation (`worker: Worker`) may hold any subclass, or never
+    this one: a warning that says so.
+
     ## Known limitations
     Calls are resolved by receiver for `self`, `cls`, `super()`, `Base.hook(self, ...)`, members
     whose class the code names (an annotation, a constructor call) and names narrowed by
@@ -324,12 +331,21 @@ class SignatureDrift(Rule):
             )
             if result.unexpected:
                 message += "; add " + ", ".join(f"{n}=None" for n in result.unexpected)
+            # A proof needs the receiver's class: constructed into the member, or narrowed by
+            # ``isinstance`` where the call is made. An annotation (``worker: Worker``) says any
+            # subclass may be there, not that this one ever is: a warning that says so.
+            annotated = call.receiver == "member" and not exact
+            if annotated:
+                message += (f" (self.{call.explicit_base} is known only from its annotation as "
+                            f"a {held.name}: nothing shows it ever holds a {info.name})")
             fixable = bool(result.unexpected) and not (
                 result.surplus_positional or result.missing or result.duplicated)
             return self.finding(
                 info, method, hook=method.name, message=message,
+                severity=Severity.WARNING if annotated else None,
                 evidence={
-                    "kind": "proven-member", "missing": list(result.unexpected),
+                    "kind": "annotated-member" if annotated else "proven-member",
+                    "missing": list(result.unexpected),
                     "keyword_only": all(n in call.keywords for n in result.unexpected),
                     "fixable": fixable,
                     "reason": None if fixable else "the call needs more than added keywords",
