@@ -77,10 +77,12 @@ class StaleOverride(Rule):
 
     ## Severity
     An error, except when the method is still found by name from outside its class family
-    (`getattr`, `hasattr`, computed names, `obj.method`): then it may be live code, and it is a
-    warning. A *removed* hook that the subclass still calls itself has become that subclass's
-    own helper and is not reported. A *renamed* hook is reported even when the subclass calls the
-    old name itself: the base's call no longer reaches it.
+    (`getattr`, `hasattr`, computed names, `obj.method`), or a base outside the checkout anywhere
+    in the class's MRO may define the name (a framework mixin above the class that lost the hook
+    is what the override overrides now): then it may be live code, and it is a warning. A
+    *removed* hook that the subclass still calls itself has become that subclass's own helper
+    and is not reported. A *renamed* hook is reported even when the subclass calls the old name
+    itself: the base's call no longer reaches it.
 
     ## Known limitations
     History evidence follows each ancestor's file through renames (`git log --follow`) but not a
@@ -278,7 +280,10 @@ class StaleOverride(Rule):
         reasons = [outside] if outside else []
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
-        hidden = ctx.project.unknown_before(info, evidence.ancestor, name)
+        # Anywhere in the MRO, not only before the class that lost the hook: a framework
+        # mixin above it that still defines the name is what the override overrides now
+        # (issue 23, shape 3), and the framework may well call it.
+        hidden = ctx.project.unknown_before(info, None, name)
         if hidden is not None:
             reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
         change = evidence.change
