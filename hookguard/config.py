@@ -76,11 +76,152 @@ _KEYS = {f.name.replace("_", "-"): f.name for f in fields(Config) if f.name != "
 
 
 def load_config(root: Path) -> Config:
-    """Read ``[tool.hookguard]`` from ``root/pyproject.toml``; defaults when absent."""
+    """Read ``[tool.hookguard]`` from ``root/pyproject.toml``; defaults when absent.
+
+    The paths it names are checked against the checkout (:func:`check_paths`): one that names
+    nothing is a :class:`ConfigError` at its line; a glob pattern that matches no Python file
+    gets a note on stderr."""
     path = root / "pyproject.toml"
     if not path.is_file():
         return Config()
-    return parse_config(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    config = parse_config(text, str(path))
+    for note in check_paths(config, root, text):
+        if note not in _NOTED:  # once per process, however often the checkout is opened
+            _NOTED.add(note)
+            from hookguard.report.escape import printable
+
+            print(f"hookguard: note: {printable(note)}", file=sys.stderr)
+    return config
+
+
+_NOTED: set[str] = set()
+
+
+def check_paths(config: Config, root: Path, text: str = "") -> list[str]:
+    """Check the paths ``config`` names against the checkout at ``root``; ``text`` is its
+    pyproject.toml, for the lines. Returns notes; raises :class:`ConfigError` at the line of
+    the first path that is an error.
+
+    A typo must not pass as a clean run of nothing (``roots = ["scr"]``: 0 files, exit 0).
+    Errors: a root, ``include`` or ``exclude`` path with a ``.`` or ``..`` part (``./src``:
+    never matched, paths are relative to the root); a root that is not a file or folder of the
+    checkout (or a file that is not Python; roots are paths, never patterns); a contract path
+    that does not exist, or a folder holding no ``*.toml``; an ``include`` path (no glob
+    characters) that does not exist; an ``exclude`` path that does not exist where a name close
+    to it does (``vendord`` beside ``vendored``: "did you mean"). Notes: an ``exclude`` path
+    that does not exist and resembles nothing (a folder a build makes, absent from a fresh
+    clone: leaving out nothing hides nothing), and a glob pattern (``*``, ``?``, ``[``) of
+    either setting that matches no Python file."""
+    section = _Section(text)
+    where = config.source or str(root / "pyproject.toml")
+
+    def fail(key: str, value: str, message: str) -> ConfigError:
+        return ConfigError(where, _value_line(section, key, value), message)
+
+    for key, values in (("roots", config.roots), ("include", config.include),
+                        ("exclude", config.exclude)):
+        for value in values:
+            name = value.strip("/")
+            parts = name.split("/")
+            if name not in ("", ".") and ("." in parts or ".." in parts):
+                plain = "/".join(p for p in parts if p != ".")
+                raise fail(key, value, f"{value!r} is never matched: paths here are relative to "
+                                       "the checkout's root, without '.' or '..' parts"
+                                       + (f" (write {plain!r})" if ".." not in parts else ""))
+    for value in config.roots:
+        name = value.strip("/")
+        if name in ("", "."):
+            continue
+        target = root / name
+        if _literal(name) and _exists(target):
+            if not target.is_dir() and not name.endswith(".py"):
+                raise fail("roots", value, f"root {value!r} is a file that is not Python: it "
+                                           "matches nothing to check")
+            continue
+        why = (" (roots are folders or files of the checkout, not glob patterns)"
+               if not _literal(name) else _nearby(root, name))
+        raise fail("roots", value, f"root {value!r} matches nothing: no such file or folder "
+                                   f"in the checkout{why}")
+    for value in config.contracts:
+        target = root / value
+        if not _exists(target):
+            raise fail("contracts", value, f"contract path {value!r} matches nothing: no such "
+                                           f"file or folder{_nearby(root, value)}")
+        if target.is_dir() and not any(p.is_file() for p in target.glob("*.toml")):
+            raise fail("contracts", value, f"contract folder {value!r} holds no .toml file")
+    notes: list[str] = []
+    patterns: list[tuple[str, str]] = []
+    for key, values in (("exclude", config.exclude), ("include", config.include)):
+        for value in values:
+            name = value.rstrip("/")
+            if not name:
+                continue
+            if not _literal(name):
+                patterns.append((key, value))
+                continue
+            if _exists(root / name):
+                continue
+            typo = _nearby(root, name)
+            if key == "exclude" and not typo:  # leaves nothing out, so it hides nothing
+                notes.append(f"{where}:{_value_line(section, key, value)}: exclude path "
+                             f"{value!r} matches nothing: no such file or folder in the "
+                             "checkout")
+                continue
+            raise fail(key, value, f"{key} path {value!r} matches nothing: no such file or "
+                                   f"folder in the checkout{typo}")
+    if not patterns:
+        return notes
+    from hookguard.model.sources import _match as matches
+
+    files = _python_files(root)
+    return notes + [f"{where}:{_value_line(section, key, value)}: {key} pattern {value!r} "
+                    "matches no Python file in the checkout"
+                    for key, value in patterns if not any(matches(p, value) for p in files)]
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _nearby(root: Path, name: str) -> str:
+    """``; did you mean 'src/pkg'?`` from the names beside where ``name`` would be."""
+    import difflib
+
+    path = Path(name)
+    try:
+        names = [p.name for p in (root / path).parent.iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    if not close:
+        return ""
+    folder = path.parent.as_posix()
+    return f"; did you mean {close[0] if folder == '.' else f'{folder}/{close[0]}'!r}?"
+
+
+def _python_files(root: Path) -> list[str]:
+    """The Python files of the checkout, as the audit lists them (``.gitignore`` honoured)."""
+    from hookguard.git.repo import GitError, Repo
+    from hookguard.model.sources import _walk
+
+    repo = Repo.discover(root)
+    if repo is not None and repo.root.resolve() == root.resolve():
+        try:
+            return [p for p in repo.ls_files(["."]) if p.endswith(".py")]
+        except GitError:
+            pass
+    return _walk(root)
+
+
+def _value_line(section: _Section, key: str, value: str) -> int:
+    """The line of ``value`` in ``key``'s array (a multi-line one too), else of ``key``."""
+    start = section.setting_line(key.replace("-", "_"))
+    quoted = (f'"{value}"', f"'{value}'")
+    for number in range(start, min(max(section.end, start), len(section.lines)) + 1):
+        if any(q in section.lines[number - 1] for q in quoted):
+            return number
+    return start
 
 
 def parse_config(text: str, path: str) -> Config:
@@ -463,6 +604,7 @@ __all__ = [
     "Weakening",
     "canonical_rule",
     "canonical_rules",
+    "check_paths",
     "load_config",
     "parse_config",
     "unknown_rule",
