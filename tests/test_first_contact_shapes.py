@@ -57,3 +57,63 @@ def test_a_known_external_base_that_lacks_the_name_keeps_the_proof(
     repo = git_repo()
     _lost_hook_repo(repo, "nn.Module", "import torch.nn as nn")
     assert audited(repo)["HG001 pkg.sub.Sub.on_epoch_end"].severity is Severity.ERROR
+
+
+# -- shape 1: calls through a member whose siblings define the name ----------------------------
+PROTOCOL = """
+class Protocol:
+    def feed(self, data):
+        self.update_close(data)
+
+    def update_close(self, data):
+        pass
+
+
+class AProtocol(Protocol):
+    def update_close(self, data):
+        self.a = data
+
+
+class BProtocol(Protocol):
+    def update_close(self, data):
+        self.b = data
+"""
+MOVED = PROTOCOL.replace(
+    "        self.update_close(data)\n\n    def update_close(self, data):\n        pass\n",
+    "        pass\n")
+CONNECTION = """
+from pkg.protocol import Protocol
+
+
+class Connection:
+    def __init__(self, protocol: Protocol):
+        self.protocol = protocol
+
+    def close(self):
+        self.protocol.update_close(None)
+"""
+
+
+@pytest.mark.parametrize("connection", [CONNECTION, CONNECTION.replace(": Protocol", "")])
+def test_a_name_still_called_on_a_member_is_no_proof(
+    git_repo: Callable[..., GitRepo], connection: str
+) -> None:
+    """The base's method moved down into two sibling subclasses, and other code calls it on a
+    member (annotated or not): both overrides run; neither is an error."""
+    repo = git_repo()
+    repo.commit("protocols", {"pkg/__init__.py": "", "pkg/protocol.py": PROTOCOL,
+                              "pkg/connection.py": connection})
+    repo.commit("Move update_close into the protocols", {"pkg/protocol.py": MOVED})
+    found = audited(repo)
+    assert not {k for k, f in found.items() if f.severity is Severity.ERROR}, found
+
+
+def test_a_moved_method_nothing_calls_any_more_is_still_an_error(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("protocols", {"pkg/__init__.py": "", "pkg/protocol.py": PROTOCOL})
+    repo.commit("Drop update_close", {"pkg/protocol.py": MOVED})
+    found = audited(repo)
+    assert found["HG001 pkg.protocol.AProtocol.update_close"].severity is Severity.ERROR
+    assert found["HG001 pkg.protocol.BProtocol.update_close"].severity is Severity.ERROR
