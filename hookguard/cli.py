@@ -64,6 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
     add_common(check)
 
+    precommit = commands.add_parser(
+        "pre-commit", help="the pre-commit hook: the staged change, pre-commit's --from-ref/"
+                           "--to-ref range, or the whole checkout (--all-files)",
+        description="Run as pre-commit's hook. With PRE_COMMIT_FROM_REF and PRE_COMMIT_TO_REF "
+                    "set (pre-commit run --from-ref A --to-ref B, pre-push): check --base A "
+                    "--head B. With changes staged (git commit): check --staged. With nothing "
+                    "staged (pre-commit run --all-files): audit the whole checkout.")
+    precommit.add_argument("--repo", type=Path, default=Path("."), help="the repository")
+    precommit.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
+    add_common(precommit)
+
     hooks = commands.add_parser(
         "hooks", help="map a base class's hooks across its subclasses",
         description="For each hook of CLASS: how many subclasses override it, call super(), "
@@ -155,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {
     "audit": ("hookguard.commands.audit", "run_audit"),
     "check": ("hookguard.commands.check", "run_check"),
+    "pre-commit": ("hookguard.commands.precommit", "run_precommit"),
     "hooks": ("hookguard.commands.hooks", "run_hooks"),
     "fix": ("hookguard.commands.fix", "run_fix"),
     "contracts": ("hookguard.commands.contracts", "run_contracts"),
