@@ -70,7 +70,7 @@ def test_exit_code_still_reflects_findings_with_bad_files(tmp_path: Path) -> Non
     stale = subprocess.run([sys.executable, "-m", "hookguard", "audit"], cwd=tmp_path,
                            capture_output=True, text=True)
     assert stale.returncode == 1
-    assert "syntax.py:1: error: syntax error" in stale.stdout
+    assert "syntax.py:1: input problem: syntax error" in stale.stdout
 
 
 def test_file_vanishing_mid_run(tmp_path: Path) -> None:

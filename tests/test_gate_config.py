@@ -177,8 +177,8 @@ def test_the_issue_case_a_pull_request_that_ignores_the_rule_it_breaks(
     plain = hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache")
     assert plain.returncode == 1
     line = line_of(pyproject('ignore = ["HG001"]'), "ignore")
-    assert f"pyproject.toml:{line}: error: the change weakens the gate: 'ignore' turns off " \
-           "HG001 (stale-override)" in plain.stdout, plain.stdout
+    assert f"pyproject.toml:{line}: input problem: the change weakens the gate: 'ignore' " \
+           "turns off HG001 (stale-override)" in plain.stdout, plain.stdout
     assert "plugins/sparse.py:5:5: HG001 [error]" in plain.stdout
     assert "no new findings" not in plain.stderr
     github = hookguard(repo.root, "check", "--base", "HEAD~1", "--no-cache", "--format", "github")

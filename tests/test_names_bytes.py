@@ -161,7 +161,7 @@ def test_names_that_are_not_utf8_or_hold_control_characters_in_every_format(
     assert code == 1
     assert f"{shown_odd}:5:5: HG001 [error] Sub.setup" in out
     assert "pkg/sub.py:5:5: HG001 [error] Sub.setup" in out
-    assert f"{shown_control}:1: error: syntax error" in out
+    assert f"{shown_control}:1: input problem: syntax error" in out
     assert "\x1b" not in out + err and "\u202e" not in out + err
 
     code, out, _ = cli(root, "audit", "--no-cache", "--format", "rich")
@@ -235,8 +235,8 @@ def test_a_link_leading_out_of_the_checkout_is_never_read(
                          ("pkg/alias.py", 5, "HG001")}, args
         assert errors == refused
     code, out, _ = cli(repo.root, "audit", "--no-cache", "--format", "plain")
-    assert "pkg/leak.py:0: error: cannot read file: a symbolic link that leads outside the " \
-        "checkout" in out
+    assert "pkg/leak.py:0: input problem: cannot read file: a symbolic link that leads " \
+        "outside the checkout" in out
     assert "outside-secret" not in out and "Leak" not in out
     page = tmp_path / "report.html"
     code, _, err = cli(repo.root, "report", "--no-cache", "--html", str(page))

@@ -60,7 +60,7 @@ def test_files_not_analysed_are_counted_with_reasons_and_fail_the_run(tmp_path: 
     proc = cli(tmp_path, "audit", "--no-cache")
     # As ruff and mypy: a file that cannot be parsed is an error (exit 1) ...
     assert proc.returncode == 1, proc.stderr
-    assert "broken.py:1: error: syntax error" in proc.stdout
+    assert "broken.py:1: input problem: syntax error" in proc.stdout
     assert "; 2 files not analysed (syntax error: 2)" in proc.stderr, proc.stderr
     # ... unless --exit-zero.
     assert cli(tmp_path, "audit", "--no-cache", "--exit-zero").returncode == 0
@@ -74,6 +74,41 @@ def test_files_not_analysed_are_counted_with_reasons_and_fail_the_run(tmp_path: 
     # Without the broken files the same checkout passes.
     (tmp_path / "broken.py").unlink()
     assert cli(tmp_path, "audit", "--no-cache").returncode == 0
+
+
+UNRESOLVED = {"pkg/__init__.py": "", "pkg/c.py": "from pkg.missing import Gone\n\n\n"
+              "class C(Gone):\n    def f(self):\n        pass\n"}
+
+
+def test_input_problems_are_named_as_such(tmp_path: Path) -> None:
+    """Never "error:" (a finding's severity, which the summary counts): ``input problem:``,
+    and the summary counts them apart (issue 26, item 9)."""
+    write_tree(tmp_path, UNRESOLVED)
+    only = cli(tmp_path, "audit", "--no-cache")
+    assert only.returncode == 0, only.stdout + only.stderr  # the file was analysed
+    assert only.stdout.startswith("pkg/c.py:4: input problem: cannot resolve base class 'Gone'")
+    assert ": error:" not in only.stdout
+    assert "hookguard: 0 errors, 0 warnings in 2 files, 1 class (" in only.stderr
+    assert only.stderr.rstrip().endswith("; 1 input problem"), only.stderr
+    assert "not analysed" not in only.stderr
+    write_tree(tmp_path, {"broken.py": "def f(:\n"})
+    both = cli(tmp_path, "audit", "--no-cache")
+    assert both.returncode == 1
+    lines = [line for line in both.stdout.splitlines() if not line.startswith("note:")]
+    assert sorted(lines) == ["broken.py:1: input problem: syntax error: invalid syntax",
+                             "pkg/c.py:4: input problem: cannot resolve base class 'Gone' of C "
+                             "(pkg.missing.Gone is not defined in the checkout)"], lines
+    assert "; 1 file not analysed (syntax error); 1 input problem" in both.stderr, both.stderr
+    rich = cli(tmp_path, "audit", "--no-cache", "--format", "rich", env={"COLUMNS": "300"})
+    assert "broken.py:1: input problem: syntax error" in rich.stdout
+    assert "pkg/c.py:4: input problem: cannot resolve base class 'Gone'" in rich.stdout
+    assert ": error:" not in rich.stdout
+    # Findings, then input problems, then notes, in plain output.
+    write_tree(tmp_path, {"pkg/d.py": DRIFT})
+    mixed = cli(tmp_path, "audit", "--no-cache").stdout.splitlines()
+    kinds = ["finding" if ": HG" in line else "note" if line.startswith("note:") else "input"
+             for line in mixed]
+    assert kinds == sorted(kinds, key=["finding", "input", "note"].index), mixed
 
 
 def test_check_summary_names_new_findings(git_repo: Callable[..., GitRepo]) -> None:

@@ -250,12 +250,38 @@ def test_github_warning_and_input_error_commands() -> None:
     out = render_github([warning], [InputError("pkg/bad.py", 2, "syntax error: x, y")],
                         ["history: shallow clone"], "summary")
     assert out.splitlines() == [  # errors, then warnings, then notices
-        "::error file=pkg/bad.py,line=2,title=hookguard%3A file not checked::syntax error: x, y",
+        "::error file=pkg/bad.py,line=2,title=hookguard input problem%3A file not analysed::"
+        "syntax error: x, y",
         "::warning file=pkg/mod.py,line=3,col=5,endLine=3,endColumn=5,"
         "title=HG001 stale-override::stale",
         "::notice title=hookguard::history: shallow clone",
         "summary",
     ]
+
+
+@pytest.mark.usefixtures("no_summary")
+def test_github_input_problem_of_an_analysed_file_is_a_warning() -> None:
+    """A base class that does not resolve leaves the file analysed and the run passing: a
+    warning named as an input problem, never an error (issue 26, item 9)."""
+    problem = InputError("pkg/c.py", 4, "cannot resolve base class 'Gone' of C (...)")
+    out = render_github([], [problem], [], "hookguard: 0 errors, 0 warnings; 1 input problem")
+    assert out.splitlines()[0] == (
+        "::warning file=pkg/c.py,line=4,title=hookguard input problem::cannot resolve base "
+        "class 'Gone' of C (...)")
+
+
+def test_github_step_summary_names_input_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary_file = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
+    errors = [InputError("pkg/c.py", 4, "cannot resolve base class 'Gone' of C (...)"),
+              InputError("pkg/bad.py", 1, "syntax error: invalid syntax")]
+    render_github([], errors, [], "hookguard: 0 errors, 0 warnings")
+    section = summary_file.read_text()
+    assert "| 0 | 0 | 1 | 1 |" in section
+    assert r"| `pkg/c.py:4` | analysed | cannot resolve base class 'Gone' of C (...) |" in section
+    assert "| `pkg/bad.py:1` | **not analysed** | syntax error: invalid syntax |" in section
 
 
 @pytest.mark.usefixtures("no_summary")
@@ -312,7 +338,11 @@ def test_github_step_summary_is_appended(tmp_path: Path, monkeypatch: pytest.Mon
     assert text.startswith(earlier + "\n\n## hookguard\n")
     section = text[len(earlier):]
     assert "## hookguard" in section and "hookguard: 12 errors, 1 warning" in section
-    assert "| 12 | 1 | 1 |" in section  # errors, warnings, files not checked
+    # errors, warnings, files not analysed, other input problems
+    assert "| errors | warnings | files not analysed | other input problems |" in section
+    assert "| 12 | 1 | 1 | 0 |" in section
+    assert "### Input problems" in section and "Files not checked" not in section
+    assert "| `pkg/bad.py:4` | **not analysed** | syntax error |" in section
     rows = [line for line in section.splitlines() if line.startswith("| HG001 ")]
     assert len(rows) == 13  # every finding, not only the annotated ones
     for i in range(12):

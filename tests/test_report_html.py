@@ -80,6 +80,30 @@ def test_hostile_names_are_escaped(tmp_path: Path) -> None:
     assert text.count("<script>") == 1  # ours
 
 
+def test_input_problems_say_whether_the_file_was_analysed(tmp_path: Path) -> None:
+    """A file whose base class does not resolve was analysed; one that does not parse was not
+    (the page called both "not analysed"; issue 26, item 9)."""
+    repo = GitRepo(tmp_path / "r")
+    repo.commit("add", {"pkg/__init__.py": "", "pkg/broken.py": "def f(:\n",
+                        "pkg/c.py": "from pkg.missing import Gone\n\n\nclass C(Gone):\n"
+                                    "    def f(self):\n        pass\n"})
+    out = tmp_path / "report.html"
+    proc = report(repo.root, out)
+    assert proc.returncode == 1, proc.stderr  # the file not analysed fails the run
+    text = out.read_text()
+    assert "Files not analysed" not in text
+    assert '<h2 id="input-problems">Input problems (2)</h2>' in text
+    assert "1 file not analysed (the run fails), 1 other input problem in files that were " \
+        "analysed" in text
+    rows = re.findall(r'<tr class="input-problem">.*?</tr>', text)
+    assert len(rows) == 2
+    (unresolved,) = [r for r in rows if "pkg/c.py:4" in r]
+    assert '<td class="analysed">analysed</td>' in unresolved
+    assert "cannot resolve base class" in unresolved
+    (broken,) = [r for r in rows if "pkg/broken.py:1" in r]
+    assert '<td class="error">not analysed</td>' in broken and "syntax error" in broken
+
+
 def test_unwritable_target_is_a_usage_error(tmp_path: Path) -> None:
     proc = report(tmp_path, tmp_path / "missing" / "r.html")
     assert proc.returncode == 2 and "cannot write the report" in proc.stderr

@@ -51,10 +51,28 @@ def progress_shown(args: argparse.Namespace) -> AbstractContextManager[None]:
 _CLASS_PROBLEMS = ("cannot resolve base class", "cyclic inheritance",
                    "inconsistent method resolution order")
 
+#: What plain and rich output call an :class:`~hookguard.findings.InputError`: never "error",
+#: which is a finding's severity (the summary's "0 errors" counts findings only).
+INPUT_PROBLEM = "input problem"
+
 
 def not_analysed(errors: Sequence[InputError]) -> list[InputError]:
     """The errors that stand for a whole file left out of the analysis."""
     return [e for e in errors if not e.message.startswith(_CLASS_PROBLEMS)]
+
+
+def file_analysed(error: InputError) -> bool:
+    """Whether the file of an input problem was analysed all the same (a base class that does
+    not resolve, an inconsistent MRO): it does not fail the run."""
+    return error.message.startswith(_CLASS_PROBLEMS)
+
+
+def input_problem_lines(errors: Sequence[InputError]) -> list[str]:
+    """``path:line: input problem: message``, one per problem, escaped (plain output)."""
+    from hookguard.report.escape import printable, safe_path
+
+    return [f"{safe_path(e.path)}:{e.line}: {INPUT_PROBLEM}: {printable(e.message)}"
+            for e in errors]
 
 
 def reason_of(error: InputError) -> str:
@@ -216,7 +234,11 @@ def emit(
         else:
             from hookguard.report.plain import render_plain
 
-            stream.write(render_plain(findings, errors, notes))
+            # Findings, then input problems (named as such, not "error"), then notes.
+            lines = input_problem_lines(errors)
+            stream.write(render_plain(findings, ())
+                         + "".join(line + "\n" for line in lines)
+                         + render_plain((), (), notes))
         stream.flush()
     finally:
         if stream is not sys.stdout:

@@ -1,10 +1,12 @@
 """GitHub Actions workflow commands, plus a job summary.
 
 ``render_github`` returns the text for stdout: one ``::error``/``::warning`` annotation per
-finding, escaped exactly as ``@actions/core`` escapes them. GitHub shows at most 10 annotations
-of each kind per step, so at most :data:`MAX_ANNOTATIONS` of each kind are written (findings
-first, then files that failed to parse, then notes as ``::notice``) and one plain line counts
-the rest.
+finding, escaped exactly as ``@actions/core`` escapes them. Input problems are annotations titled
+``hookguard input problem``: an ``::error`` for a file not analysed (it fails the run), a
+``::warning`` for one analysed all the same (a base class that does not resolve). GitHub shows
+at most 10 annotations of each kind per step, so at most :data:`MAX_ANNOTATIONS` of each kind are
+written (findings first, then input problems, then notes as ``::notice``) and one plain line
+counts the rest.
 
 Side effect: when ``GITHUB_STEP_SUMMARY`` names a file (GitHub sets it in every step), a markdown
 section with the counts and a table of *every* finding is appended to it; what was already in
@@ -17,6 +19,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hookguard.commands.common import file_analysed
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.report.escape import printable
 
@@ -35,7 +38,7 @@ def render_github(
     for finding in findings:
         kinds[finding.severity.value].append(annotation(finding))
     for error in errors:
-        kinds["error"].append(_input_error(error))
+        kinds["warning" if file_analysed(error) else "error"].append(_input_error(error))
     for note in notes:
         kinds["notice"].append(command("notice", note, title="hookguard"))
 
@@ -89,7 +92,10 @@ def _input_error(error: InputError) -> str:
     properties: dict[str, object] = {"file": error.path}
     if error.line >= 1:
         properties["line"] = error.line
-    properties["title"] = "hookguard: file not checked"
+    if file_analysed(error):
+        properties["title"] = "hookguard input problem"
+        return command("warning", error.message, **properties)
+    properties["title"] = "hookguard input problem: file not analysed"
     return command("error", error.message, **properties)
 
 
@@ -146,14 +152,15 @@ def step_summary_markdown(
 ) -> str:
     n_err = sum(f.severity is Severity.ERROR for f in findings)
     n_warn = len(findings) - n_err
+    n_skipped = sum(not file_analysed(e) for e in errors)
     lines = [
         "## hookguard",
         "",
         _text(summary),
         "",
-        "| errors | warnings | files not checked |",
-        "|---:|---:|---:|",
-        f"| {n_err} | {n_warn} | {len(errors)} |",
+        "| errors | warnings | files not analysed | other input problems |",
+        "|---:|---:|---:|---:|",
+        f"| {n_err} | {n_warn} | {n_skipped} | {len(errors) - n_skipped} |",
     ]
     if findings:
         lines += [
@@ -174,8 +181,10 @@ def step_summary_markdown(
             for f in findings
         ]
     if errors:
-        lines += ["", "### Files not checked", "", "| location | problem |", "|---|---|"]
-        lines += [_row(_code(f"{e.path}:{e.line}"), _text(e.message)) for e in errors]
+        lines += ["", "### Input problems", "", "| location | file | problem |", "|---|---|---|"]
+        lines += [_row(_code(f"{e.path}:{e.line}"),
+                       "analysed" if file_analysed(e) else "**not analysed**", _text(e.message))
+                  for e in errors]
     if notes:
         lines += ["", "### Notes", ""]
         lines += [f"- {_text(note)}" for note in notes]

@@ -7,7 +7,8 @@ GitHub Actions, else the file beside the checkout).
 
 Sections: the summary; the findings, each linked to an excerpt of its code on the page; each
 affected family's hook map (who overrides what, which overrides are dead, drifted or bypass
-the base); files not analysed; notes. Text from the checkout is escaped twice over: control
+the base); input problems (files not analysed, and classes whose bases did not resolve in files
+that were analysed); notes. Text from the checkout is escaped twice over: control
 characters by :func:`~hookguard.report.escape.printable`, markup by :func:`html.escape`.
 """
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from hookguard import __version__
+from hookguard.commands.common import file_analysed
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.hookmap import BYPASS, DRIFTED, INHERITED, STALE, WITH_SUPER, HookMap
 from hookguard.report.escape import printable
@@ -116,13 +118,7 @@ def render_html(
     out += _findings(findings, link)
     out += _families(hook_maps, dead)
     if errors:
-        out.append(f'<h2 id="not-analysed">Files not analysed ({len(errors)})</h2>')
-        out.append("<table><thead><tr><th>file</th><th>problem</th></tr></thead><tbody>")
-        for error in errors:
-            out.append(f'<tr><td><a href="{_e(link(error.path, max(error.line, 1)))}">'
-                       f"<code>{_e(error.path)}:{error.line}</code></a></td>"
-                       f"<td>{_e(error.message)}</td></tr>")
-        out.append("</tbody></table>")
+        out += _input_problems(errors, link)
     if notes:
         out.append('<h2 id="notes">Notes</h2><ul>')
         out += [f"<li>{_e(note)}</li>" for note in notes]
@@ -130,6 +126,30 @@ def render_html(
     out += _excerpts(findings, root, link)
     out.append(f"<script>{_SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _input_problems(
+    errors: Sequence[InputError], link: Callable[[str, int], str]
+) -> list[str]:
+    """Each input problem, saying whether its file was analysed: one that does not parse was
+    not (and fails the run); one whose class has a base that does not resolve was."""
+    skipped = sum(not file_analysed(e) for e in errors)
+    out = [f'<h2 id="input-problems">Input problems ({len(errors)})</h2>',
+           f"<p>{skipped} file{'s' * (skipped != 1)} not analysed (the run fails), "
+           f"{len(errors) - skipped} other input problem{'s' * (len(errors) - skipped != 1)} "
+           "in files that were analysed.</p>",
+           "<table><thead><tr><th>location</th><th>file</th><th>problem</th></tr></thead>"
+           "<tbody>"]
+    for error in errors:
+        analysed = file_analysed(error)
+        state = ('<td class="analysed">analysed</td>' if analysed
+                 else '<td class="error">not analysed</td>')
+        out.append(f'<tr class="input-problem"><td><a href="'
+                   f'{_e(link(error.path, max(error.line, 1)))}">'
+                   f"<code>{_e(error.path)}:{error.line}</code></a></td>{state}"
+                   f"<td>{_e(error.message)}</td></tr>")
+    out.append("</tbody></table>")
+    return out
 
 
 def _findings(findings: Sequence[Finding], link: Callable[[str, int], str]) -> list[str]:

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 from typing import IO
 
+from hookguard.commands.common import INPUT_PROBLEM, file_analysed
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.report.escape import printable, safe_path
 
@@ -53,8 +54,11 @@ def render_terminal(
         console.print(tree)
         console.print()
     for error in errors:
+        # An input problem, never "error" (a finding's severity): red when the file was not
+        # analysed (it fails the run), yellow when it was (a base class that does not resolve).
         where = f"{markup_escape(safe_path(error.path))}:{error.line}"
-        console.print(f"[red]{where}: error:[/] {escape(error.message)}")
+        style = "yellow" if file_analysed(error) else "red"
+        console.print(f"[{style}]{where}: {INPUT_PROBLEM}:[/] {escape(error.message)}")
     for note in notes:
         console.print(f"[dim]note: {escape(note)}[/]")
     console.print(escape(summary), soft_wrap=True)
