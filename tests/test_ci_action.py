@@ -470,7 +470,7 @@ def test_a_missing_base_fails_with_the_fix(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("version", "requirement"), [
-    ("0.2.0", "hookguard==0.2.0"),
+    ("0.2.0", "hookguard-checker==0.2.0"),  # never "hookguard": another project on PyPI
     ("git+https://example.org/hookguard@abc", "git+https://example.org/hookguard@abc"),
 ])
 def test_version_input_picks_what_pip_installs(
