@@ -10,11 +10,18 @@ Each hook change the gate found is a note of one short line, the difference only
 (``hook change: Base.hook: gains keyword num_blocks_per_seq [pkg/base.py:40]``), at most
 :data:`~hookguard.gate.NOTE_LIMIT` characters; the same change to several classes is one note.
 The JSON output keeps the detail (both signatures, the commit's subject) under
-``hook_changes``."""
+``hook_changes``.
+
+When ``check --staged`` fails (the pre-commit hook blocks a commit) on findings that ``fix`` can
+fix (HG001 stale overrides, HG002 missing keywords), one line on stderr after the summary says
+how: ``hookguard fix --staged``, and under pre-commit (``PRE_COMMIT=1``, where a pinned hook
+leaves no ``hookguard`` on PATH) its manual-stage hook ``hookguard-fix``."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hookguard.commands.common import (
@@ -30,6 +37,7 @@ from hookguard.gate import NOTE_LIMIT, GateError, run_gate, shorten
 from hookguard.report.escape import printable
 
 if TYPE_CHECKING:
+    from hookguard.findings import Finding
     from hookguard.gate import CallChange, GateResult
     from hookguard.git.changes import HookChange
 
@@ -57,7 +65,26 @@ def run_check(args: argparse.Namespace) -> int:
                     "change's pyproject.toml")
     emit(args, result.findings, result.errors, notes, summary, result.root,
          extra={"hook_changes": hook_changes_json(result)})
-    return exit_code(result.findings, args.exit_zero, result.errors)
+    code = exit_code(result.findings, args.exit_zero, result.errors)
+    hint = fix_hint(result.findings, os.environ) if args.staged and code else None
+    if hint:
+        print(hint, file=sys.stderr)
+    return code
+
+
+#: The rules whose findings ``hookguard fix`` fixes (renames, missing keywords).
+FIXABLE_CODES = frozenset({"HG001", "HG002"})
+
+
+def fix_hint(findings: Sequence[Finding], environ: Mapping[str, str]) -> str | None:
+    """The one line a blocked commit needs: how to fix it. None when no finding is of a kind
+    ``fix`` fixes (a bypassed contract, a file that does not parse: fixed by hand)."""
+    if not any(f.code in FIXABLE_CODES for f in findings):
+        return None
+    manual = (" (or: pre-commit run --hook-stage manual hookguard-fix)"
+              if environ.get("PRE_COMMIT") == "1" else "")
+    return (f"hookguard: to fix what it can, run: hookguard fix --staged{manual}; then git add "
+            "the fixed files and commit again")
 
 
 def _short_class(fq: str) -> str:
