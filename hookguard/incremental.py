@@ -147,8 +147,8 @@ def affected_classes(
     prefixes: set[str] = set()
     for path, new in after.items():
         old = before[path]
-        if graph_inputs(old) != graph_inputs(new):
-            return None
+        if graph_inputs(old) != graph_inputs(new) or old.open_classes != new.open_classes:
+            return None  # (a class opened by setattr may define any name: a graph input too)
         global_names |= (old.attr_refs ^ new.attr_refs) | (old.string_refs ^ new.string_refs)
         global_names.update(n for pair in set(old.fallbacks) ^ set(new.fallbacks) for n in pair)
         global_names.update(n for _, n in set(old.instance_refs) ^ set(new.instance_refs))

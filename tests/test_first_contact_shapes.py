@@ -117,3 +117,61 @@ def test_a_moved_method_nothing_calls_any_more_is_still_an_error(
     found = audited(repo)
     assert found["HG001 pkg.protocol.AProtocol.update_close"].severity is Severity.ERROR
     assert found["HG001 pkg.protocol.BProtocol.update_close"].severity is Severity.ERROR
+
+
+# -- round 2: methods set on a class by a setattr registry ---------------------------------------
+SCHEDULER = """
+class RemoteScheduler:
+    def run(self):
+        self.get_work()
+
+    def get_work(self):
+        return None
+"""
+WORKER = """
+from pkg.scheduler import RemoteScheduler
+
+
+class CachingScheduler(RemoteScheduler):
+    def get_work(self):
+        return super().get_work()
+"""
+REGISTRY = """
+from pkg.scheduler import RemoteScheduler
+
+RPC_METHODS = {}
+
+
+def rpc_method(fn):
+    RPC_METHODS[fn.__name__] = fn
+    return fn
+
+
+@rpc_method
+def get_work(self):
+    return self.remote()
+
+
+for name, method in RPC_METHODS.items():
+    setattr(RemoteScheduler, name, method)
+"""
+
+
+def test_a_class_given_methods_by_a_setattr_registry_makes_no_proof(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The commit that deletes ``RemoteScheduler.get_work`` puts it back on the class with
+    ``setattr(RemoteScheduler, name, method)``: the override's base still has it at run time."""
+    repo = git_repo()
+    repo.commit("scheduler", {"pkg/__init__.py": "", "pkg/scheduler.py": SCHEDULER,
+                              "pkg/worker.py": WORKER})
+    repo.commit("RPC methods come from the registry", {
+        "pkg/scheduler.py": SCHEDULER.replace(
+            "        self.get_work()\n\n    def get_work(self):\n        return None\n",
+            "        pass\n"),
+        "pkg/rpc.py": REGISTRY})
+    found = audited(repo)["HG001 pkg.worker.CachingScheduler.get_work"]
+    assert found.severity is Severity.WARNING and "setattr" in found.message
+    # Without the registry the removal is a proof again.
+    repo.commit("No registry", {"pkg/rpc.py": REGISTRY.split("\n\nfor name")[0] + "\n"})
+    assert audited(repo)["HG001 pkg.worker.CachingScheduler.get_work"].severity is Severity.ERROR

@@ -192,6 +192,8 @@ class _FileReferences:
         self.made_by: dict[str, set[str]] = {}
         self.made_count: dict[str, int] = {}
         self.rebound: set[str] = set()
+        # ``setattr(Scheduler, name, method)`` with a computed name: the class's names, as written
+        self.opened: set[str] = set()
 
     def attributes(self, modules: Collection[str]) -> frozenset[str]:
         """The attribute names used on receivers other than ``self``, less those used only on
@@ -316,6 +318,10 @@ class _FileReferences:
             self.strings.add(arg.value)
         elif isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript)):
             self.dynamic = True
+            if name == "setattr" and len(args) > 2:
+                target = dotted_name(receiver)
+                if target is not None:
+                    self.opened.add(target)
             if isinstance(arg, ast.Name):
                 self.looked_up.add(arg.id)
         else:
@@ -680,6 +686,7 @@ class _FileExtractor:
                 record.string_refs -= fallbacks.strings_only_there
                 record.literals -= fallbacks.strings_only_there
         record.prefix_refs = refs.computed_prefixes()
+        record.open_classes = frozenset(refs.opened)
         record.module_names = frozenset(module_names)
         return record
 

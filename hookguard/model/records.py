@@ -285,6 +285,9 @@ class FileRecord:
     # the checkout only when ``package`` is in it
     instance_refs: tuple[tuple[str, str], ...] = ()
     prefix_refs: frozenset[str] = frozenset()  # ``getattr(o, f"on_{x}")`` -> ``on_``
+    # names (as written) of classes given methods by ``setattr(Cls, <computed name>, ...)``:
+    # they may define any name at run time
+    open_classes: frozenset[str] = frozenset()
     module_names: frozenset[str] = frozenset()  # names bound at module level
     content_key: str = ""  # git blob id of the bytes the record was built from
     error: str | None = None  # one-line parse error; the record is otherwise empty

@@ -53,6 +53,25 @@ class References:
     _typed_anywhere: set[str] = field(default_factory=set, repr=False)
     _narrowing: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
     _self_users: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
+    _opened: dict[str, str] | None = field(default=None, repr=False)
+
+    def opened(self, info: ClassInfo) -> str | None:
+        """Where a class in ``info``'s MRO is given methods by ``setattr(Cls, <computed
+        name>, ...)`` (the file's path), or None: such a class may define any name."""
+        project = self.project
+        if project is None:
+            return None
+        if self._opened is None:
+            self._opened = {}
+            for record in project.files.values():
+                for written in record.open_classes:
+                    node = project.resolve_name(record, written)
+                    if isinstance(node, ClassInfo):
+                        self._opened.setdefault(node.fq, record.path)
+        if not self._opened:
+            return None
+        return next((self._opened[n.fq] for n in project.mro(info)
+                     if isinstance(n, ClassInfo) and n.fq in self._opened), None)
 
     @classmethod
     def of(cls, project: Project) -> References:

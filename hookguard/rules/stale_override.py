@@ -292,6 +292,9 @@ class StaleOverride(Rule):
         hidden = ctx.project.unknown_before(info, None, name)
         if hidden is not None:
             reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
+        opened = ctx.references.opened(info)
+        if opened is not None:  # ``setattr(Scheduler, name, method)``: any name, at run time
+            reasons.append(f"{opened} sets methods on its line by setattr with computed names")
         change = evidence.change
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)
