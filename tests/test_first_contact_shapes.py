@@ -175,3 +175,40 @@ def test_a_class_given_methods_by_a_setattr_registry_makes_no_proof(
     # Without the registry the removal is a proof again.
     repo.commit("No registry", {"pkg/rpc.py": REGISTRY.split("\n\nfor name")[0] + "\n"})
     assert audited(repo)["HG001 pkg.worker.CachingScheduler.get_work"].severity is Severity.ERROR
+
+
+# -- round 2: a test base's helper is no entry point of a test class that never calls it ----------
+TEST_BASE = """
+from django.test import TestCase
+
+
+class BaseCMSTestCase(TestCase):
+    def get_request(self, path, page=None):
+        return path
+
+    def get_context(self, path="/", page=None):
+        return {"request": self.get_request(path, page=page)}
+"""
+
+
+def _test_case(test_body: str) -> str:
+    return ("from tests.base import BaseCMSTestCase\n\n\n"
+            "class ToolbarTests(BaseCMSTestCase):\n"
+            "    def get_request(self, user=None):\n        return user\n\n"
+            f"    def test_toolbar(self):\n        {test_body}\n")
+
+
+def test_a_test_class_runs_its_tests_and_fixtures_only(git_repo: Callable[..., GitRepo]) -> None:
+    """``BaseCMSTestCase.get_context`` passes ``page=``, which the test class's
+    ``get_request`` cannot take; but the runner calls tests and fixtures, and no test of this
+    class calls ``get_context``: nothing proves the call ever runs for it."""
+    repo = git_repo()
+    repo.commit("tests", {"tests/__init__.py": "", "tests/base.py": TEST_BASE,
+                          "tests/test_toolbar.py": _test_case("assert self.get_request()")})
+    found = audited(repo)
+    assert not [k for k, f in found.items() if f.severity is Severity.ERROR], found
+    # A test that calls get_context makes the call run: the drift is proven.
+    repo.commit("use the context", {
+        "tests/test_toolbar.py": _test_case("assert self.get_context('/x')")})
+    found = audited(repo)
+    assert found["HG002 tests.test_toolbar.ToolbarTests.get_request"].severity is Severity.ERROR

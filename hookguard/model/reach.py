@@ -39,10 +39,11 @@ def live_methods(
     mro = project.mro(info)
     externals = [n for n in mro if isinstance(n, External) and not n.is_empty]
     known = [KNOWN_EXTERNALS.get(n.name) for n in externals]
-    if any(names is None for names in known):
+    classes = [node for node in mro if isinstance(node, ClassInfo)]
+    driven = _runner_driven(info, classes)
+    if any(names is None for names in known) and not driven:
         return None  # it may call anything
     inherited_entry = frozenset().union(*(n for n in known if n is not None))
-    classes = [node for node in mro if isinstance(node, ClassInfo)]
     prefixes = tuple(p for c in classes for p in c.record.self_prefixes)
     names = {name for c in classes for name in c.record.methods}
     # ``self.x`` read in a method's own body is reached with that method (below); only the
@@ -64,9 +65,12 @@ def live_methods(
     for klass in classes:
         called = {call.name for m in klass.record.methods.values() for call in m.calls}
         passed = klass.record.self_refs - called - placed  # ``self.x`` as a value, not called
-        for name in klass.record.methods:
+        for name, method in klass.record.methods.items():
+            public = (name.startswith(_RUNNER_ENTRIES) or name in _FIXTURES
+                      or any("fixture" in d for d in method.decorators)) if driven else (
+                not name.startswith("_") and name not in steps and not used_elsewhere(name))
             if (
-                (not name.startswith("_") and name not in steps and not used_elsewhere(name))
+                public
                 or (name.startswith("__") and name.endswith("__"))
                 or name in passed
                 or name in inherited_entry  # ``forward``: torch.nn.Module calls it
@@ -87,6 +91,34 @@ def live_methods(
             # one made only under a feature probe passes nothing on)
             pending.extend(method.self_reads - ({c.name for c in own} - reached))
     return frozenset(live)
+
+
+def is_test_file(path: str) -> bool:
+    """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    )
+
+
+# What a test runner calls on a test class it collects: its tests and its fixtures.
+_RUNNER_ENTRIES = ("test",)
+_FIXTURES = frozenset({
+    "setUp", "tearDown", "setUpClass", "tearDownClass", "asyncSetUp", "asyncTearDown",
+    "setup_method", "teardown_method", "setup_class", "teardown_class", "setup", "teardown",
+    "setUpTestData", "run", "debug", "subTest", "addCleanup", "doCleanups",
+})
+
+
+def _runner_driven(info: ClassInfo, classes: list[ClassInfo]) -> bool:
+    """A class whose instances a test runner makes and drives: in a test file, with tests in
+    its line. The runner calls the tests and the fixtures, and nothing else: a public helper
+    of a test base (``get_context``) runs only when a test calls it, whatever base outside the
+    checkout (``django.test.TestCase``) the class has."""
+    return is_test_file(info.file.path) and any(
+        name.startswith("test") for c in classes for name in c.record.methods)
 
 
 _PROBE = re.compile(r"\b(?:getattr|hasattr)\((?!(?:self|cls)\b)[^,()]+,\s*['\"]\w+['\"]")

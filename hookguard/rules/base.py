@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.reach import is_test_file as is_test_file
 from hookguard.model.reach import live_methods
 from hookguard.model.records import CallSite, MethodRecord
 
@@ -192,16 +193,6 @@ class References:
 def call_shape(call: CallSite) -> tuple[object, ...]:
     """What a call passes, whatever its line: for telling a call a change added."""
     return (call.receiver, call.positional, call.keywords, call.star_args, call.star_kwargs)
-
-
-def is_test_file(path: str) -> bool:
-    """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in ("test", "tests", "testing") for p in parts[:-1])
-        or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-    )
 
 
 def is_test_double(project: Project, info: ClassInfo) -> bool:
