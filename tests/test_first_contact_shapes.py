@@ -212,3 +212,54 @@ def test_a_test_class_runs_its_tests_and_fixtures_only(git_repo: Callable[..., G
         "tests/test_toolbar.py": _test_case("assert self.get_context('/x')")})
     found = audited(repo)
     assert found["HG002 tests.test_toolbar.ToolbarTests.get_request"].severity is Severity.ERROR
+
+
+# -- round 2: a member constructed as different classes on different paths ----------------------
+DISTRIBUTIONS = """
+class Distribution:
+    def proba_distribution_net(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+class DiagGaussian(Distribution):
+    def proba_distribution_net(self, latent_dim):
+        return latent_dim
+
+
+class StateDependentNoise(Distribution):
+    def proba_distribution_net(self, latent_dim, latent_sde_dim=None):
+        return latent_dim
+"""
+POLICY = """
+from pkg.distributions import DiagGaussian, StateDependentNoise
+
+
+class Policy:
+    def __init__(self, use_sde):
+        if use_sde:
+            self.action_dist = StateDependentNoise()
+            self.action_net = self.action_dist.proba_distribution_net(8, latent_sde_dim=4)
+        else:
+            self.action_dist = DiagGaussian()  # (no call on this path)
+"""
+
+
+def test_a_member_built_as_several_classes_proves_no_pairing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The call with ``latent_sde_dim=`` sits on the path that builds the class accepting it;
+    ``DiagGaussian`` is built only on the other path."""
+    repo = git_repo()
+    repo.commit("policy", {"pkg/__init__.py": "", "pkg/distributions.py": DISTRIBUTIONS,
+                           "pkg/policy.py": POLICY})
+    found = audited(repo)
+    assert not [k for k, f in found.items() if f.severity is Severity.ERROR], found
+    # One class built into the member: the call is proven to reach it.
+    repo.commit("always Gaussian", {"pkg/policy.py": (
+        "from pkg.distributions import DiagGaussian\n\n\nclass Policy:\n"
+        "    def __init__(self):\n        self.action_dist = DiagGaussian()\n"
+        "        self.action_net = self.action_dist.proba_distribution_net(8, latent_sde_dim=4)\n"
+    )})
+    found = audited(repo)
+    key = "HG002 pkg.distributions.DiagGaussian.proba_distribution_net"
+    assert found[key].severity is Severity.ERROR

@@ -338,6 +338,15 @@ class SignatureDrift(Rule):
             if annotated:
                 message += (f" (self.{call.explicit_base} is known only from its annotation as "
                             f"a {held.name}: nothing shows it ever holds a {info.name})")
+            alternatives = (members.constructed(holder, call.explicit_base)
+                            if exact and call.explicit_base else [])
+            if len({c.fq for c in alternatives}) > 1:
+                # ``if use_sde: self.dist = SDE(...) else: self.dist = Gaussian(...)``: the call
+                # may sit on the other class's path (first-contact round 2).
+                annotated = True
+                names = ", ".join(dict.fromkeys(c.name for c in alternatives))
+                message += (f" (self.{call.explicit_base} is assigned one of {names} on different "
+                            f"paths: nothing shows this call's path holds a {info.name})")
             fixable = bool(result.unexpected) and not (
                 result.surplus_positional or result.missing or result.duplicated)
             return self.finding(
@@ -766,6 +775,13 @@ class _MemberCalls:
         for info in project.classes.values():
             for name in _mentioned(info):
                 self._mentioning.setdefault(name, []).append(info)
+
+    def constructed(self, holder: ClassInfo, member: str) -> list[ClassInfo]:
+        """The classes some path of ``holder``'s line constructs into ``self.<member>``, when
+        there are several (empty otherwise)."""
+        self._types_of(holder)
+        return next((self._built[(n.fq, member)] for n in self._project.mro(holder)
+                     if isinstance(n, ClassInfo) and (n.fq, member) in self._built), [])
 
     def _held_of(self, info: ClassInfo) -> dict[str, tuple[ClassInfo, bool]]:
         """The members ``info`` itself declares or constructs, resolved to classes."""
