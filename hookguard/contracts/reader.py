@@ -1,9 +1,13 @@
 """Reading contract files: TOML in, :class:`HookContract` out, every problem a
 :class:`ContractError` naming the file and line.
 
-Everything here runs in time linear in the file: the TOML is parsed first (a file that is not
-TOML never reaches the rest), and the line of each table and key is found by a scanner that
-reads each character once, with no backtracking regular expression.
+Everything here runs in time linear in the file. One pass refuses a dotted key of over
+:data:`MAX_KEY_PARTS` parts (tomllib's time grows with the square of a key's length); then the
+TOML is parsed (a file that is not TOML never reaches the rest), and the line of each table and
+key is found by a scanner that reads each character once, with no backtracking regular
+expression. The text is split into lines once, and each array of invariants is read once for
+the line of each of its strings (searching the lines after the array for each string, in a
+text split again for each hook, made 10,000 hooks take 38-59 s).
 """
 
 from __future__ import annotations
@@ -41,9 +45,11 @@ from hookguard.contracts.schema import (
 __all__ = ["load_contracts", "parse_contracts"]
 
 PathKey = tuple[str | int, ...]
-_SEARCH_LINES = 200  # how far after its array an invariant's own line is looked for
 #: Largest contract file read (the bundled ones are a few KB).
 MAX_CONTRACT_BYTES = 4 << 20
+#: Most parts a dotted key or table name may have (the format's deepest is 4:
+#: ``[hook.when.fields.name]``). tomllib's time grows with the square of a key's parts.
+MAX_KEY_PARTS = 16
 _BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SPACE = " \t"
 
@@ -98,9 +104,9 @@ def _scan_key(line: str, i: int) -> tuple[list[str], int] | None:
         return parts, i
 
 
-def _inline_keys(rest: str) -> Iterator[str]:
+def _inline_keys(rest: str) -> Iterator[tuple[str, int]]:
     """Bare keys followed by ``=`` in the rest of a line (``{ dtype = "int32", ... }``),
-    outside strings."""
+    outside strings, each with the index after its ``=``."""
     i, n = 0, len(rest)
     while i < n:
         char = rest[i]
@@ -115,7 +121,7 @@ def _inline_keys(rest: str) -> Iterator[str]:
                 i += 1
             after = _skip_space(rest, i)
             if after < n and rest[after] == "=" and not rest.startswith("==", after):
-                yield rest[start:i]
+                yield rest[start:i], after + 1
         elif char == "#":
             return
         else:
@@ -152,16 +158,100 @@ def _structure(line: str) -> tuple[int, str | None]:
     return depth, None
 
 
+# What the key-length check looks at: string and comment starts, a key's dots, and what ends
+# a key (one character each: a class, never a backtracking pattern).
+_KEY_TOKENS = re.compile(r"""["'#\n=,\[\]{}.]""")
+_BASIC_TOKENS = re.compile(r'["\\\n]')
+_LITERAL_TOKENS = re.compile(r"['\n]")
+
+
+def _long_key(text: str) -> int | None:
+    """The line of the first dotted key (or table name) of more than :data:`MAX_KEY_PARTS`
+    parts, or None: one pass over the text, before tomllib sees it.
+
+    Dots are counted outside strings and comments, from the last ``=``, ``,``, bracket, brace
+    or line end: only a key's dots can add up (a float has one), whatever the text holds."""
+    dots = 0
+    pos, n = 0, len(text)
+    while True:
+        found = _KEY_TOKENS.search(text, pos)
+        if found is None:
+            return None
+        i = found.start()
+        char = text[i]
+        if char == ".":
+            dots += 1
+            if dots >= MAX_KEY_PARTS:
+                return text.count("\n", 0, i) + 1
+            pos = i + 1
+        elif char == "#":
+            end = text.find("\n", i)
+            pos = n if end < 0 else end
+        elif char in "\"'":
+            pos = _string_end(text, i, char)
+        else:
+            dots = 0
+            pos = i + 1
+
+
+def _string_end(text: str, i: int, quote: str) -> int:
+    """The index after the string starting at ``text[i]``: after its closing quotes (a
+    multi-line string's with the up to two quotes that end its text), at the line end for a
+    one-line string that does not close there, at the end of the text for a multi-line one."""
+    n = len(text)
+    if text.startswith(quote * 3, i):
+        end = text.find(quote * 3, i + 3) if quote == "'" else _basic_close(text, i + 3)
+        if end < 0:
+            return n
+        end += 3
+        extra = 0
+        while extra < 2 and text.startswith(quote, end):
+            end, extra = end + 1, extra + 1
+        return end
+    tokens = _LITERAL_TOKENS if quote == "'" else _BASIC_TOKENS
+    pos = i + 1
+    while True:
+        found = tokens.search(text, pos)
+        if found is None:
+            return n
+        j = found.start()
+        if text[j] == "\\":
+            pos = j + 2
+        elif text[j] == "\n":
+            return j  # (not TOML: tomllib says so)
+        else:
+            return j + 1
+
+
+def _basic_close(text: str, pos: int) -> int:
+    """Where the closing ``\"\"\"`` of a multi-line basic string is, reading from ``pos``
+    (escapes skipped), or -1."""
+    while True:
+        found = _BASIC_TOKENS.search(text, pos)
+        if found is None:
+            return -1
+        j = found.start()
+        if text[j] == "\\":
+            pos = j + 2
+        elif text.startswith('"""', j):
+            return j
+        else:
+            pos = j + 1
+
+
 class _LineIndex:
     """Maps a path into the parsed document (``("hook", 0, "fields", "x", "dtype")``) to a line."""
 
     def __init__(self, text: str) -> None:
         self.lines: dict[PathKey, int] = {}
+        #: Where the value of a key given with ``=`` starts: (line index from 0, column).
+        self.values: dict[PathKey, tuple[int, int]] = {}
+        self.text_lines = text.splitlines()
         counters: dict[PathKey, int] = {}
         current: PathKey = ()
         depth = 0  # open brackets/braces of a multi-line value
         in_multiline: str | None = None
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(self.text_lines, start=1):
             if in_multiline is not None:
                 if in_multiline in line:
                     in_multiline = None
@@ -180,11 +270,13 @@ class _LineIndex:
                 if key is not None and key[1] < len(line) and line[key[1]] == "=":
                     resolved = (*current, *key[0])
                     self.lines.setdefault(resolved, number)
+                    self.values.setdefault(resolved, (number - 1, key[1] + 1))
                     for end in range(len(current) + 1, len(resolved)):
                         self.lines.setdefault(resolved[:end], number)
                     # inline tables: ``x = { dtype = "int32" }`` -> keys on the same line
-                    for inner in _inline_keys(line[key[1] + 1 :]):
+                    for inner, at in _inline_keys(line[key[1] + 1 :]):
                         self.lines.setdefault((*resolved, inner), number)
+                        self.values.setdefault((*resolved, inner), (number - 1, key[1] + 1 + at))
             opened, in_multiline = _structure(line)
             depth = max(depth + opened, 0)
 
@@ -208,6 +300,80 @@ class _LineIndex:
                 return self.lines[path]
             path = path[:-1]
         return 1
+
+    def string_lines(self, path: PathKey) -> list[int] | None:
+        """The line each string of the value at ``path`` (a string, or an array of them)
+        starts on, in order; None when the value's place is not known. Reads the value's text
+        once."""
+        start = self.values.get(path)
+        return None if start is None else _string_lines(self.text_lines, *start)
+
+
+def _string_lines(lines: list[str], row: int, col: int) -> list[int]:
+    """The line of each string in the value starting at ``lines[row][col]``: one string, or
+    an array (of arrays) of them, read up to where it ends, each character once."""
+    found: list[int] = []
+    depth = 0
+    while row < len(lines):
+        line = lines[row]
+        i, n = col, len(line)
+        while i < n:
+            char = line[i]
+            if char == "#":
+                break
+            if char == "[":
+                depth += 1
+            elif char == "]":
+                depth -= 1
+                if depth <= 0:
+                    return found
+            elif char in "\"'":
+                found.append(row + 1)
+                if line.startswith(char * 3, i):
+                    row, i = _after_multiline(lines, row, i + 3, char)
+                    line, n = (lines[row], len(lines[row])) if row < len(lines) else ("", 0)
+                elif char == '"':
+                    i += 1
+                    while i < n and line[i] != '"':
+                        i += 2 if line[i] == "\\" else 1
+                    i += 1
+                else:
+                    end = line.find("'", i + 1)
+                    i = n if end < 0 else end + 1
+                if depth <= 0:
+                    return found
+                continue
+            i += 1
+        row, col = row + 1, 0
+    return found
+
+
+def _after_multiline(lines: list[str], row: int, i: int, quote: str) -> tuple[int, int]:
+    """Where a multi-line string whose text starts at ``lines[row][i]`` ends: the row and the
+    index after its closing quotes (with up to two more quotes, which belong to the text)."""
+    close = quote * 3
+    while row < len(lines):
+        line = lines[row]
+        if quote == "'":
+            end = line.find(close, i)
+        else:  # skip escapes: ``\"""`` does not close a basic string
+            end, n = -1, len(line)
+            while i < n:
+                if line[i] == "\\":
+                    i += 2
+                elif line.startswith(close, i):
+                    end = i
+                    break
+                else:
+                    i += 1
+        if end >= 0:
+            end += 3
+            extra = 0
+            while extra < 2 and line.startswith(quote, end):
+                end, extra = end + 1, extra + 1
+            return row, end
+        row, i = row + 1, 0
+    return row, 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,6 +402,10 @@ class _Parser:
 
     def parse(self) -> list[HookContract]:
         toml = _toml_module()
+        long_key = _long_key(self.text)
+        if long_key is not None:
+            raise ContractError(self.path, long_key,
+                                f"invalid TOML: a key of over {MAX_KEY_PARTS} dotted parts")
         try:
             data: dict[str, Any] = toml.loads(self.text)
         except toml.TOMLDecodeError as exc:
@@ -310,25 +480,18 @@ class _Parser:
         self, where: PathKey, value: object
     ) -> tuple[tuple[str, ...], tuple[int, ...]]:
         texts = self._str_list(where, value, "invariants", ident=False)
-        line = self.index.line(where)
-        # a multi-line array: find each string on its own line
-        lines: list[int] = []
-        text_lines = self.text.splitlines()
-        cursor = line - 1
-        for text in texts:
-            found = line
-            for number in range(cursor, min(len(text_lines), cursor + _SEARCH_LINES)):
-                if text in text_lines[number]:
-                    found = number + 1
-                    cursor = number
-                    break
-            lines.append(found)
+        if not texts:
+            return texts, ()
+        # a multi-line array: each string on its own line, found by reading the array once
+        found = self.index.string_lines(where)
+        lines = tuple(found) if found is not None and len(found) == len(texts) else (
+            (self.index.line(where),) * len(texts))
         for text, at in zip(texts, lines, strict=True):
             try:
                 check_expression(text)
             except ValueError as exc:
                 raise ContractError(self.path, at, f"bad invariant: {exc}") from None
-        return texts, tuple(lines)
+        return texts, lines
 
     def hook(self, where: PathKey, raw: object) -> HookContract:
         table = self._table(where, raw, "[[hook]]")
