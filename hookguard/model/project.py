@@ -9,6 +9,7 @@ from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from heapq import heappop, heappush
 from itertools import accumulate
 
 from hookguard.model.externals import external_defines
@@ -26,6 +27,17 @@ EMPTY_EXTERNALS = frozenset(
     }
 )
 _MAX_ALIAS_DEPTH = 24
+#: Most classes one method resolution order may hold (the class, its ancestors in the checkout
+#: and the bases outside it). The longest in sympy and torch hold 12; a chain of 20,000
+#: ``class C1(C0)`` lines in one 1 MB file would hold 200 million entries in all (each class
+#: keeps its MRO, as CPython's ``__mro__`` does), and every rule walks them. A class past the
+#: limit, and every class below it, gets the MRO ``(class, ?)``: what it inherits is unknown
+#: to the rules, and it is left out of its bases' subclass lists, so no walk down a line
+#: passes the cut either; one input error names the class where the line was cut. Its bases
+#: stay as written (the names its line defines are still known, shared down the line: see
+#: :meth:`Project._inherited`). The model then holds at most this many entries per class.
+MAX_MRO = 128
+UNKNOWN_BASE = "?"  # an ``External`` of this name: a base nothing is known about
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +104,7 @@ class Project:
     _inherited_names: dict[str, frozenset[str]] = field(default_factory=dict)
     _inherited_refs: dict[str, frozenset[str]] = field(default_factory=dict)
     _aliases: Mapping[str, str] = field(default_factory=dict)  # as given to :meth:`build`
+    _cut: set[str] = field(default_factory=set)  # classes past :data:`MAX_MRO` (see there)
 
     @classmethod
     def build(
@@ -126,6 +139,7 @@ class Project:
                     project._subclasses.setdefault(base.fq, []).append(info)
         for info in project.classes.values():
             project.mro(info)
+        project._drop_cut_edges()
         return project
 
     def with_files(self, before: Iterable[FileRecord], after: Iterable[FileRecord]) -> Project:
@@ -147,7 +161,7 @@ class Project:
         derived = Project(files=dict(self.files), modules=dict(self.modules),
                           classes=dict(self.classes), errors=list(self.errors),
                           _top_packages=self._top_packages, _mirrors=self._mirrors,
-                          _aliases=self._aliases)
+                          _aliases=self._aliases, _cut=set(self._cut))
         swapped: dict[int, ClassInfo] = {}  # id(old ClassInfo) -> its new one
         for path in changed:
             was, now = old[path], new[path]
@@ -175,8 +189,8 @@ class Project:
     def _resolve_bases(self, info: ClassInfo) -> tuple[Node, ...]:
         resolved: list[Node] = []
         for base in info.record.bases:
-            if base == "?":
-                resolved.append(External("?"))
+            if base == UNKNOWN_BASE:
+                resolved.append(External(UNKNOWN_BASE))
                 continue
             node = self.resolve_name(info.file, base, scope=info.record.qualname)
             if node is info:  # ``class S(S)``: the name still meant what it was bound to before
@@ -313,14 +327,21 @@ class Project:
 
     def _linearise(self, info: ClassInfo) -> tuple[Node, ...]:
         bases = self.bases(info)
+        if any(isinstance(b, ClassInfo) and b.fq in self._cut for b in bases):
+            return self._cut_off(info, None)  # below a cut: unknown too, reported there
         if len(bases) == 1:  # single inheritance, most classes: C3 is the base's MRO
             base = bases[0]
-            return (info, *self._mro.get(base.fq, (base,))) if isinstance(
-                base, ClassInfo) else (info, base)
+            if not isinstance(base, ClassInfo):
+                return (info, base)
+            above = self._mro.get(base.fq, (base,))
+            return (info, *above) if len(above) < MAX_MRO else self._cut_off(info, base)
         sequences: list[list[Node]] = [
             list(self._mro.get(b.fq, (b,))) if isinstance(b, ClassInfo) else [b] for b in bases
         ]
         sequences.append(list(bases))
+        # (counted before merging: the merge's steps are as many as the MRO's entries)
+        if len({n for seq in sequences for n in seq}) >= MAX_MRO:
+            return self._cut_off(info, None)
         merged = _c3_merge(sequences)
         if merged is None:
             self.errors.append(
@@ -332,6 +353,32 @@ class Project:
             )
             merged = list(dict.fromkeys(n for seq in sequences for n in seq))
         return (info, *merged)
+
+    def _cut_off(self, info: ClassInfo, base: ClassInfo | None) -> tuple[Node, ...]:
+        """``info``'s MRO would hold over :data:`MAX_MRO` classes, or a base's was cut: its
+        MRO is ``(info, ?)`` (see :data:`MAX_MRO`). Reported once per line, where it is cut."""
+        if not any(isinstance(b, ClassInfo) and b.fq in self._cut for b in self.bases(info)):
+            through = f" (through {base.fq})" if base is not None else ""
+            self.errors.append(
+                ModelError(
+                    info.file.path,
+                    info.record.line,
+                    f"inheritance too deep: the method resolution order of {info.fq} would "
+                    f"hold over {MAX_MRO} classes{through}; it and its subclasses are "
+                    "analysed as if their bases were unknown",
+                )
+            )
+        self._cut.add(info.fq)
+        return (info, External(UNKNOWN_BASE))
+
+    def _drop_cut_edges(self) -> None:
+        """Take the classes cut at :data:`MAX_MRO` out of their bases' subclass lists, as
+        their MROs left those bases: no walk down a line passes the cut."""
+        if not self._cut:
+            return
+        for fq, subclasses in self._subclasses.items():
+            if any(c.fq in self._cut for c in subclasses):
+                self._subclasses[fq] = [c for c in subclasses if c.fq not in self._cut]
 
     def ancestors(self, info: ClassInfo) -> tuple[Node, ...]:
         return self.mro(info)[1:]
@@ -373,7 +420,9 @@ class Project:
         own: Callable[[ClassInfo], frozenset[str]],
     ) -> frozenset[str]:
         """The union of ``own`` over ``info``'s ancestors, shared down a line of classes that
-        add nothing: a 10,000-class chain costs linear time and memory, not quadratic."""
+        add nothing: a 10,000-class chain costs linear time and memory, not quadratic. Below a
+        cut (:data:`MAX_MRO`) the union stops growing: every class there shares the one above
+        the cut (a chain whose every class adds a name would need the square of its length)."""
         found = cache.get(info.fq)
         if found is not None:
             return found
@@ -395,7 +444,10 @@ class Project:
             if len(parts) == 1 and parts[0].fq in cache:
                 base = parts[0]
                 above, mine = cache[base.fq], own(base)
-                cache[current.fq] = above if mine <= above else above | mine
+                if base.fq in self._cut:  # below a cut (see MAX_MRO): what is known above it
+                    cache[current.fq] = above
+                else:
+                    cache[current.fq] = above if mine <= above else above | mine
             else:  # several bases (or a cycle): take the MRO's union
                 cache[current.fq] = frozenset().union(
                     *(own(n) for n in self.ancestors(current) if isinstance(n, ClassInfo)))
@@ -593,16 +645,43 @@ def _self_refs(info: ClassInfo) -> frozenset[str]:
 
 
 def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
+    """C3's merge, or None when the sequences cannot be merged.
+
+    Each step takes the head of the first sequence whose head is in no sequence's tail. Each
+    sequence is read from a position that only moves forward, and how many tails hold each
+    node is counted: tails only shrink, so a head once free stays free. The sequences whose
+    head is free wait in a heap by their order, each pushed when its head becomes free: every
+    entry is visited once, in O(n log k) for n entries in k sequences. (Rebuilding the lists
+    at each step cost the square of an MRO's length, and scanning the sequences for a free
+    head, steps times sequences: a class with 200 bases.)"""
+    seqs = [s for s in sequences if s]
+    at = [0] * len(seqs)
+    in_tails: Counter[Node] = Counter(n for s in seqs for n in s[1:])
+    heads: dict[Node, list[int]] = {}  # node -> the sequences it heads now
+    for k, seq in enumerate(seqs):
+        heads.setdefault(seq[0], []).append(k)
+    free = [k for k, seq in enumerate(seqs) if not in_tails[seq[0]]]  # sorted: a heap
     result: list[Node] = []
-    seqs = [list(s) for s in sequences if s]
-    while seqs:
-        for seq in seqs:
-            head = seq[0]
-            if not any(head in other[1:] for other in seqs):
-                break
-        else:
+    live = len(seqs)
+    while live:
+        # an entry whose sequence moved on since it was pushed is dropped
+        while free and (at[free[0]] == len(seqs[free[0]])
+                        or in_tails[seqs[free[0]][at[free[0]]]]):
+            heappop(free)
+        if not free:
             return None
+        head = seqs[free[0]][at[free[0]]]
         result.append(head)
-        seqs = [[n for n in s if n != head] if s[0] == head else s for s in seqs]
-        seqs = [s for s in seqs if s]
+        for k in heads.pop(head):
+            seq = seqs[k]
+            at[k] += 1
+            if at[k] == len(seq):
+                live -= 1
+                continue
+            following = seq[at[k]]  # out of this sequence's tail: it heads it now
+            heads.setdefault(following, []).append(k)
+            in_tails[following] -= 1
+            if not in_tails[following]:  # free from now on: every sequence it heads
+                for j in heads[following]:
+                    heappush(free, j)
     return result
