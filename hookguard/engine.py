@@ -27,7 +27,7 @@ from hookguard.incremental import (
     encode_state,
     mentions_path,
 )
-from hookguard.model.cache import CACHE_DIR_NAME, RecordCache
+from hookguard.model.cache import CACHE_DIR_NAME, RecordCache, encoded
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord
@@ -238,11 +238,13 @@ def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResul
         history_notes = list(dict.fromkeys([*state.history_notes, *history_notes]))
     notes.extend(history_notes)
     if cache is not None:
-        cache.put_state(encode_state(_state_of(inputs, keys, findings, history_notes)))
+        state_now = _state_of(inputs, keys, findings, history_notes)
+        cache.put_state(encoded(lambda: encode_state(state_now)))
     findings = [f for f in findings if in_scope(f.path, scopes)]
     errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
     if cache is not None:
-        cache.put_result(result_key, msgspec.msgpack.encode((findings, errors, list(notes))))
+        result = (findings, errors, list(notes))
+        cache.put_result(result_key, encoded(lambda: msgspec.msgpack.encode(result)))
         cache.save()
         notes.extend(cache.warnings)
     return AuditResult(

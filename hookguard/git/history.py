@@ -121,6 +121,14 @@ _ANSWER_ENCODER = msgspec.msgpack.Encoder()
 _ANSWER_DECODER = msgspec.msgpack.Decoder(dict[tuple[str, str], HookChange])
 
 
+def _encode_answer(answer: dict[tuple[str, str], HookChange]) -> bytes | None:
+    """``answer`` for the store, or None where it cannot be held (a path that is not UTF-8)."""
+    try:
+        return _ANSWER_ENCODER.encode(answer)
+    except (TypeError, ValueError, msgspec.EncodeError):
+        return None
+
+
 def _decode_answer(stored: bytes) -> dict[tuple[str, str], HookChange] | None:
     """A stored answer, or None where the bytes are not one (then it is asked again)."""
     try:
@@ -256,7 +264,7 @@ class HistoryStore(Protocol):
 
     def get_history(self, key: str) -> bytes | None: ...
 
-    def put_history(self, key: str, value: bytes) -> None: ...
+    def put_history(self, key: str, value: bytes | None) -> None: ...
 
     def holds_history(self, prefix: str) -> bool: ...
 
@@ -353,7 +361,7 @@ class HistoryIndex:
                 e.startswith(f"{path}:") for e in self.errors
             ):
                 self.store.put_history(_store_key(request, self.state),
-                                       _ANSWER_ENCODER.encode(found))
+                                       _encode_answer(found))
         return answers
 
     def _versions(

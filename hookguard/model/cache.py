@@ -68,6 +68,16 @@ _RACY_NS = 2_000_000_000
 STATS_ENV = "HOOKGUARD_CACHE_STATS"  # set (not "0"): one line of cache counters on stderr a run
 
 
+def encoded(make: Callable[[], bytes]) -> bytes | None:
+    """What ``make`` encodes, or None where it cannot be held (a file name that is not UTF-8
+    is a string MessagePack cannot carry): such an answer is simply not kept, and the next
+    run computes it again, as a cold run would."""
+    try:
+        return make()
+    except (TypeError, ValueError, msgspec.EncodeError):  # (UnicodeEncodeError: ValueError)
+        return None
+
+
 def _shard_of(key: RecordKey) -> int:
     return zlib.crc32(key[1].encode("utf-8", "surrogateescape")) % _SHARDS
 
@@ -394,23 +404,25 @@ class RecordCache:
         if self._stats.pop(path, None) is not None:
             self._index_dirty = True
 
-    def put_history(self, key: str, value: bytes) -> None:
+    def put_history(self, key: str, value: bytes | None) -> None:
+        if value is None:
+            return
         if not self._index_loaded:
             self._load_index()
         self._history[key] = value
         self._history_used.add(key)
         self._index_dirty = True
 
-    def put_result(self, key: str, value: bytes) -> None:
-        if self._unstable:
+    def put_result(self, key: str, value: bytes | None) -> None:
+        if self._unstable or value is None:
             return
         if not self._index_loaded:
             self._load_index()
         self._results = {key: value}  # only the latest: it answers "nothing changed"
         self._index_dirty = True
 
-    def put_state(self, value: bytes) -> None:
-        if self._unstable:
+    def put_state(self, value: bytes | None) -> None:
+        if self._unstable or value is None:
             return
         if not self._index_loaded:
             self._load_index()
