@@ -101,9 +101,12 @@ class Workspace:
             return RecordCache(directory, self.config.digest(), self.root)
         return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest(), self.root)
 
-    def load_contracts(self, extra: Sequence[str]) -> list[HookContract]:
-        paths = [*self.config.contracts, *extra]
-        if not paths and any((self.root / "contracts").glob("*.toml")):
+    def load_contracts(self, extra: Sequence[str], with_config: bool = True
+                       ) -> list[HookContract]:
+        """The contracts the configuration names (with ``with_config``: ``contracts/`` when
+        it names none), and those in ``extra``, read from disk."""
+        paths = [*(self.config.contracts if with_config else ()), *extra]
+        if with_config and not paths and any((self.root / "contracts").glob("*.toml")):
             paths = ["contracts"]
         if not paths:
             return []

@@ -44,6 +44,7 @@ from hookguard.model.untyped_calls import KeywordUse, keyword_uses
 from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
 
 if TYPE_CHECKING:
+    from hookguard.contracts import HookContract
     from hookguard.git.history import HistoryIndex
     from hookguard.model.cache import RecordCache
 
@@ -650,6 +651,50 @@ def call_changes(base: Project, head: Project) -> list[CallChange]:
     return changes
 
 
+def _contract_paths(entries: Sequence[TreeEntry], config: Config) -> list[str]:
+    """The contract files a tree declares: the ``*.toml`` directly in each ``contracts``
+    folder of its settings (or a file named there), else those in ``contracts/``."""
+    paths = {e.path for e in entries}
+    folders = [p.strip("/") for p in config.contracts] or ["contracts"]
+    found: list[str] = []
+    for folder in folders:
+        if folder in paths:
+            found.append(folder)
+            continue
+        found.extend(sorted(p for p in paths if p.startswith(folder + "/") and p.endswith(".toml")
+                            and "/" not in p[len(folder) + 1:]))
+    return found
+
+
+def base_contracts(repo: Repo, entries: Sequence[TreeEntry], config: Config
+                   ) -> list[HookContract]:
+    """The contracts of the base tree, read through git: the change under review cannot edit
+    what it is checked against (a contract it loosens applies once merged)."""
+    from hookguard.contracts import ContractError, parse_contracts
+
+    wanted = _contract_paths(entries, config)
+    if not wanted:
+        return []
+    blob_of = {e.path: e.blob for e in entries}
+    texts = repo.read_blobs([blob_of[p] for p in wanted])
+    contracts: list[HookContract] = []
+    seen: dict[tuple[str, str], HookContract] = {}
+    for path in wanted:
+        try:
+            text = texts[blob_of[path]].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ContractError(path, 0, f"cannot read contract file: {exc}") from None
+        for contract in parse_contracts(text, path):
+            key = (contract.cls, contract.method)
+            if key in seen:
+                raise ContractError(path, contract.line, f"duplicate contract for "
+                                    f"{contract.cls}.{contract.method} (first at "
+                                    f"{seen[key].location})")
+            seen[key] = contract
+            contracts.append(contract)
+    return contracts
+
+
 def _attribute(
     changes: list[HookChange], history: HistoryIndex | None, rev_range: str | None
 ) -> list[HookChange]:
@@ -696,7 +741,14 @@ def run_gate(
     mirrors = dict(config.module_aliases)
     base_project = Project.build(base_records, mirrors)
     head_project = base_project.with_files(base_records, head_records)
-    contracts = workspace.load_contracts(options.contracts)
+    contracts = base_contracts(repo, base_entries, config)
+    if options.contracts:  # named on the command line: the workflow's choice, read from disk
+        contracts += workspace.load_contracts(options.contracts, with_config=False)
+    base_blobs = {e.path: e.blob for e in base_entries}
+    head_blobs = {e.path: e.blob for e in head_entries}
+    edited = sorted(p for p in {*_contract_paths(base_entries, config),
+                                *_contract_paths(head_entries, config)}
+                    if base_blobs.get(p) != head_blobs.get(p))
     history = None
     if rev_range:  # (the walk, and its worker pools, imported only when a range asks for it)
         from hookguard.git.history import HistoryIndex
@@ -739,6 +791,10 @@ def run_gate(
     base_errors = {(e.path, e.message) for e in input_errors(base_project)}
     errors = [e for e in input_errors(head_project) if (e.path, e.message) not in base_errors]
     notes = list(settings.notes)
+    if edited:
+        notes.append("the change edits contract files (" + ", ".join(edited[:3])
+                     + (f" and {len(edited) - 3} more" if len(edited) > 3 else "")
+                     + "): checked against the base's contracts; they apply once merged")
     if cache is not None:
         cache.save()
         notes.extend(cache.warnings)
