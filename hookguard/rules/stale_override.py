@@ -203,11 +203,13 @@ class StaleOverride(Rule):
 
         # From the change under review (``hookguard check``).
         changes = {(c.class_fq, c.old): c for c in ctx.changes}
-        # From contracts: old name -> (class, new name).
-        renamed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        for contract in ctx.contracts:
+        # From contracts: (old name, class) -> (order, new name, where), looked up per
+        # ancestor (10,000 contracts renaming one name, tried against every ancestor of each
+        # candidate, made an audit take minutes).
+        renamed: dict[tuple[str, str], list[tuple[int, str, str]]] = defaultdict(list)
+        for order, contract in enumerate(ctx.contracts):
             for old in contract.renamed_from:
-                renamed[old].append((contract.cls, contract.method, contract.location))
+                renamed[(old, contract.cls)].append((order, contract.method, contract.location))
         wanted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for info, method in candidates:
             key = (info.fq, method.name)
@@ -218,11 +220,11 @@ class StaleOverride(Rule):
                 if change is not None:
                     offer(key, _Evidence("diff", ancestor, method.name, change.new, change))
                     break
-            for cls_name, new, location in renamed.get(method.name, ()):
-                for ancestor in internal:
-                    if ancestor.fq == cls_name:
-                        offer(key, _Evidence("contract", ancestor, method.name, new, None,
-                                             location))
+            listed = [(order, ancestor, new, location) for ancestor in internal
+                      for order, new, location in renamed.get((method.name, ancestor.fq), ())]
+            if listed:  # the first contract (in load order) naming an ancestor
+                _, ancestor, new, location = min(listed, key=lambda item: item[0])
+                offer(key, _Evidence("contract", ancestor, method.name, new, None, location))
             if method.is_override and all(
                 isinstance(a, ClassInfo) or (
                     isinstance(a, External) and not a.may_define(method.name))
