@@ -12,7 +12,9 @@
 ``--hookguard``: the source tree to measure (default: this checkout); to measure another
 revision, ``git archive REV | tar -x -C DIR`` and pass ``DIR``. Peak RSS is the largest of the
 measured process and the processes it waited for (git, parser workers). A run past
-``--timeout`` (default 600 s) is stopped and shown as such.
+``--timeout`` (default 600 s) is stopped and shown as such; one past ``--max-gib`` of address
+space (default 8) fails with a MemoryError, shown with its exit status (hookguard before these
+fixes took over 21 GB on the chain).
 """
 
 from __future__ import annotations
@@ -28,13 +30,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs argv[3:] as a child with a timeout, then prints its wall time and peak RSS as JSON.
+# Runs argv[3:] as a child with a timeout and an address-space limit (argv[2] bytes), then
+# prints its wall time and peak RSS as JSON.
 _MEASURE = """
 import json, resource, subprocess, sys, time
+limit = int(sys.argv[2])
+def cap():
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 start = time.perf_counter()
 try:
-    proc = subprocess.run(sys.argv[2:], capture_output=True, text=True,
-                          timeout=float(sys.argv[1]))
+    proc = subprocess.run(sys.argv[3:], capture_output=True, text=True,
+                          timeout=float(sys.argv[1]), preexec_fn=cap)
     rc, tail = proc.returncode, (proc.stdout + proc.stderr)[-400:]
 except subprocess.TimeoutExpired:
     rc, tail = None, ""
@@ -111,6 +117,9 @@ def main() -> int:
                         help="source tree whose hookguard is measured (default: this one)")
     parser.add_argument("--only", nargs="+", choices=sorted(CASES), default=list(CASES))
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--max-gib", type=float, default=8.0,
+                        help="address space allowed to a run (default 8 GiB): a run past it "
+                        "fails (MemoryError) instead of taking the machine's memory")
     args = parser.parse_args()
     source = args.hookguard.resolve()
     env = dict(os.environ, PYTHONPATH=str(source), PYTHONDONTWRITEBYTECODE="1")
@@ -120,14 +129,16 @@ def main() -> int:
             title, build = CASES[name]
             command = build(Path(scratch))
             proc = subprocess.run(
-                [sys.executable, "-c", _MEASURE, str(args.timeout), sys.executable, *command],
+                [sys.executable, "-c", _MEASURE, str(args.timeout),
+                 str(int(args.max_gib * (1 << 30))), sys.executable, *command],
                 cwd=scratch, env=env, capture_output=True, text=True, check=True)
             result = json.loads(proc.stdout)
             took = (f"{result['s']:.1f} s" if result["rc"] is not None
                     else f"> {args.timeout:.0f} s (stopped)")
-            print(f"{name:10s} {title}: {took}, peak RSS {result['maxrss_kib'] / 1024:.0f} MiB")
             if result["rc"] is not None and result["rc"] not in (0, 1):
-                print(f"    exit {result['rc']}: {result['tail'].strip()}")
+                last = result["tail"].strip().splitlines()[-1:] or ["killed"]
+                took += f", failed (exit {result['rc']}: {last[0]})"
+            print(f"{name:10s} {title}: {took}, peak RSS {result['maxrss_kib'] / 1024:.0f} MiB")
     return 0
 
 
