@@ -156,6 +156,36 @@ def build_parser() -> argparse.ArgumentParser:
                         help="parser processes for cold runs (default: all cores)")
     add_progress(report)
 
+    upgrade = commands.add_parser(
+        "upgrade", help="which overrides a package upgrade breaks (docs/upgrade.md)",
+        description="Read both versions of PACKAGE (wheel, sdist, directory or the installed "
+                    "one; never imported) and report the checkout's overrides the new one "
+                    "breaks: hooks renamed, removed or no longer called, new call arguments.")
+    upgrade.add_argument("spec", metavar="PACKAGE==VERSION", help="the version to upgrade to")
+    upgrade.add_argument("path", nargs="?", type=Path, default=Path("."),
+                         help="a path inside the checkout (default: the current directory)")
+    upgrade.add_argument("--from", dest="from_version", metavar="VERSION",
+                         help="the version upgraded from (default: the installed one)")
+    upgrade.add_argument("--source", action="append", default=[], metavar="PATH",
+                         help="a wheel, an sdist (.tar.gz) or a directory holding a version "
+                              "(repeatable)")
+    upgrade.add_argument("--python", metavar="PATH",
+                         help="the interpreter whose environment holds the installed version "
+                              "(default: the one running hookguard)")
+    upgrade.add_argument("--download", action="store_true",
+                         help="pip download --no-deps a version no source holds, into the "
+                              "cache outside the checkout")
+    upgrade.add_argument("--format", choices=FORMATS, default="auto",
+                         help="output format (auto: rich on a terminal, plain otherwise)")
+    upgrade.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE")
+    upgrade.add_argument("--exit-zero", action="store_true",
+                         help="exit 0 even when error-level findings exist")
+    upgrade.add_argument("--no-cache", action="store_true",
+                         help="neither read nor write the checkout's record cache")
+    upgrade.add_argument("--jobs", "-j", type=int, default=None,
+                         help="parser processes for cold runs (default: all cores)")
+    add_progress(upgrade)
+
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule", nargs="?", help="rule code or name; omit to list all")
 
@@ -172,6 +202,7 @@ COMMANDS = {
     "contracts": ("hookguard.commands.contracts", "run_contracts"),
     "report": ("hookguard.commands.report", "run_report"),
     "explain": ("hookguard.commands.explain", "run_explain"),
+    "upgrade": ("hookguard.commands.upgrade", "run_upgrade"),
 }
 
 
