@@ -81,21 +81,67 @@ def _match(path: str, pattern: str) -> bool:
     )
 
 
-def _walk(root: Path) -> list[str]:
-    """Every file under ``root`` outside virtualenvs and tool dirs, never following links."""
+def _walk(root: Path, checkout: Path | None = None) -> list[str]:
+    """Every ``.py`` file under ``root`` outside virtualenvs and tool dirs, relative to it.
+
+    A link to a folder is followed when it leads to a folder inside ``checkout`` (default:
+    ``root``), out of its git directory, that is not one the walk is already in (a loop): the
+    files under it are listed under the link's path, as Python imports them. A link that leads
+    elsewhere is not followed; a link to a file is listed as a file (the loader reads it only
+    when it stays in the checkout)."""
+    top = os.path.realpath(root)
+    home = os.fspath(checkout if checkout is not None else root)
     found: list[str] = []
-    for current, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(
-            d for d in dirs
-            if d not in DEFAULT_EXCLUDES
-            and not d.endswith(".egg-info")
-            and not (Path(current, d) / "pyvenv.cfg").exists()
-        )
-        rel = os.path.relpath(current, root)
-        for name in files:
-            if name.endswith(".py"):
-                found.append(name if rel == "." else f"{Path(rel).as_posix()}/{name}")
+    # (folder relative to root, the real paths of the folders it lies in, itself last)
+    stack: list[tuple[str, tuple[str, ...]]] = [("", (top,))]
+    while stack:
+        rel, chain = stack.pop()
+        current = os.path.join(root, rel) if rel else os.fspath(root)
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        below: list[tuple[str, tuple[str, ...]]] = []
+        for entry in entries:
+            name = entry.name
+            path = f"{rel}/{name}" if rel else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    real = os.path.join(chain[-1], name)
+                elif entry.is_symlink() and entry.is_dir():
+                    linked = _linked_folder(home, entry.path, chain)
+                    if linked is None:
+                        continue
+                    real = linked
+                else:
+                    if name.endswith(".py"):
+                        found.append(path)
+                    continue
+            except OSError:
+                continue
+            if (
+                name in DEFAULT_EXCLUDES
+                or name.endswith(".egg-info")
+                or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+            ):
+                continue
+            below.append((path, (*chain, real)))
+        stack.extend(reversed(below))
     return sorted(found)
+
+
+def _linked_folder(checkout: str, link: str, chain: Sequence[str]) -> str | None:
+    """The real path of the folder ``link`` leads to, when a walk whose folders have the real
+    paths ``chain`` follows it: inside the checkout (:func:`inside`), and none of ``chain``
+    (which would loop); None otherwise."""
+    try:
+        real = inside(checkout, link)
+    except OSError:
+        return None
+    if real in chain or not os.path.isdir(real):
+        return None
+    return real
 
 
 class WorktreeSnapshot:
@@ -109,8 +155,7 @@ class WorktreeSnapshot:
     def paths(self, within: Sequence[str] = ()) -> list[str]:
         filter_ = PathFilter(self.config)
         if self.repo is not None:
-            listed = self.repo.ls_files([f"{w}" for w in within] or ["."])
-            listed = [p for p in listed if p.endswith(".py")]
+            listed = self._listed(within)
             top_venvs = {p.split("/")[0] for p in listed if "/" in p}
             venvs = {d for d in top_venvs if (self.root / d / "pyvenv.cfg").exists()}
             listed = [p for p in listed if p.split("/")[0] not in venvs]
@@ -122,8 +167,92 @@ class WorktreeSnapshot:
                     listed.append(Path(os.path.relpath(base, self.root)).as_posix())
                 else:
                     prefix = Path(os.path.relpath(base, self.root)).as_posix()
-                    listed.extend(p if prefix == "." else f"{prefix}/{p}" for p in _walk(base))
+                    listed.extend(p if prefix == "." else f"{prefix}/{p}"
+                                  for p in _walk(base, self.root))
         return [p for p in listed if filter_.accepts(p) and not _is_link_loop(self.root / p)]
+
+    def _listed(self, within: Sequence[str]) -> list[str]:
+        """The ``.py`` files git lists (tracked, and untracked but not ignored), and those
+        under each link to a folder inside the checkout, under the link's path.
+
+        git lists a link as one entry, whatever it leads to. One that leads to a folder of the
+        checkout (:func:`inside`) stands for the files git lists in that folder (its own
+        ``.gitignore`` honoured there), links among them followed in turn, except a link to a
+        folder the path already passes through (a loop)."""
+        assert self.repo is not None
+        files, links = _git_listing(self.repo, within)
+        if not links:
+            return files
+        root = os.fspath(self.root)
+        top = os.path.realpath(root)
+        result = list(files)
+        listings: dict[str, tuple[list[str], list[str]]] = {}
+        # (the link's path, the real paths of the folders it lies in)
+        pending = [(link, _real_chain(root, top, link)) for link in links]
+        while pending:
+            link, chain = pending.pop()
+            target = _linked_folder(root, os.path.join(root, link), chain)
+            if target is None:
+                continue
+            rel = Path(os.path.relpath(target, top)).as_posix()
+            if rel not in listings:
+                covered = not within or any(
+                    w in ("", ".") or rel == w.strip("/") or rel.startswith(w.strip("/") + "/")
+                    for w in within
+                )
+                listings[rel] = (
+                    _under(files, links, rel) if covered
+                    else _under(*_git_listing(self.repo, [rel]), rel)
+                )
+            inner_files, inner_links = listings[rel]
+            result.extend(f"{link}/{p}" for p in inner_files)
+            for inner in inner_links:
+                # the folders between the link and the inner one are real ones of the target
+                steps = inner.split("/")[:-1]
+                inner_chain = (*chain, target)
+                for i in range(len(steps)):
+                    inner_chain = (*inner_chain, os.path.join(target, *steps[:i + 1]))
+                pending.append((f"{link}/{inner}", inner_chain))
+        return sorted(set(result))
+
+
+def _git_listing(repo: Repo, within: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ``.py`` files git lists under ``within`` (tracked, and untracked but not ignored),
+    and the links among its entries that do not end in ``.py``: tracked ones by their mode
+    (``120000``), untracked ones by a look at the disk (few: untracked files are)."""
+    out = repo.git(
+        "ls-files", "-z", "--stage", "--cached", "--others", "--exclude-standard", "--",
+        *([f"{w}" for w in within] or ["."]),
+    )
+    files: set[str] = set()
+    links: set[str] = set()
+    for item in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not item:
+            continue
+        meta, tab, path = item.partition("\t")
+        if not tab:  # an untracked entry: only its name
+            path = item
+        if path.endswith(".py"):
+            files.add(path)
+        elif (meta.startswith("120000 ") if tab else os.path.islink(repo.root / path)):
+            links.add(path)
+    return sorted(files), sorted(links)
+
+
+def _under(files: Sequence[str], links: Sequence[str], folder: str) -> tuple[list[str], list[str]]:
+    """``files`` and ``links`` in ``folder``, relative to it."""
+    prefix = folder + "/"
+    return (
+        [p[len(prefix):] for p in files if p.startswith(prefix)],
+        [p[len(prefix):] for p in links if p.startswith(prefix)],
+    )
+
+
+def _real_chain(root: str, top: str, path: str) -> tuple[str, ...]:
+    """The real paths of the folders ``path`` lies in, the checkout's own first."""
+    steps = path.split("/")[:-1]
+    return (top, *(os.path.realpath(os.path.join(root, *steps[:i + 1]))
+                   for i in range(len(steps))))
 
 
 class OutsideLink(OSError):
