@@ -77,10 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     hooks = commands.add_parser(
         "hooks", help="map a base class's hooks across its subclasses",
-        description="For each hook of CLASS: how many subclasses override it, call super(), "
+        description="For each hook of CLASS (the methods of its whole MRO in the checkout, "
+                    "mixins included): how many subclasses override it, call super(), "
                     "keep a dead override of its old name (stale), cannot accept its calls "
                     "(drifted) or skip the state it sets (bypass); then each subclass with the "
-                    "hooks it overrides.")
+                    "hooks it overrides. Hooks no subclass overrides, private helpers and "
+                    "properties are counted, not listed, unless --all.")
     hooks.add_argument("cls", metavar="CLASS",
                        help="package.module.Class, a unique suffix (Class), or a public name "
                             "a package re-exports (package.Class)")
@@ -89,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--format", choices=("auto", "rich", "plain", "json"), default="auto",
                        help="output format (auto: rich on a terminal, plain otherwise)")
     hooks.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    hooks.add_argument("--all", action="store_true", dest="show_all",
+                       help="also list the hooks no subclass overrides, private and name-mangled "
+                            "helpers, and properties")
     add_progress(hooks)
 
     contracts = commands.add_parser("contracts", help="work with contract files")

@@ -21,7 +21,8 @@ def run_hooks(args: argparse.Namespace) -> int:
     project = result.project
     assert project is not None
     base = find_class(project, args.cls, str(result.root))
-    hook_map = build_hook_map(project, base, result.findings)
+    hook_map = build_hook_map(project, base, result.findings,
+                              show_all=args.show_all)
     fmt = args.format
     if fmt == "auto":
         fmt = "rich" if sys.stdout.isatty() else "plain"

@@ -1,10 +1,12 @@
 """The hook map of a base class as text: plain for logs and pipes, rich for a terminal.
 
 The layout scales with the family: one summary row per hook (how many subclasses override it,
-call ``super()``, keep a dead override, drift, bypass), then one row per subclass that
-overrides something, grouped (problems first) with the hooks it overrides and their status,
-then the count and names of the subclasses that inherit every hook. A family of 174 subclasses
-is as readable as one of 3: no column per subclass, and identifiers are never cut.
+call ``super()``, keep a dead override, drift, bypass, and the class of the base's MRO that
+defines it), then one row per subclass that overrides something, grouped (problems first) with
+the hooks it overrides and their status, then the count and names of the subclasses that
+inherit every hook. A family of 174 subclasses is as readable as one of 3: no column per
+subclass, and identifiers are never cut. By default the hooks no subclass overrides, private
+helpers and properties are counted in one line, not listed (``--all`` lists them).
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def hook_counts(hook_map: HookMap, hook: str) -> tuple[int, int, int, int, int]:
 def headline(hook_map: HookMap, where: Callable[[ClassInfo], str]) -> str:
     problems, overriding, inheriting = hook_map.groups()
     n_hooks, n_subs = len(hook_map.hooks), len(hook_map.subclasses)
+    shown = " shown" if hook_map.hidden else ""
     return (
-        f"{hook_map.base.fq} ({where(hook_map.base)}): {n_hooks} hook{'s' * (n_hooks != 1)}, "
+        f"{hook_map.base.fq} ({where(hook_map.base)}): {n_hooks} hook{'s' * (n_hooks != 1)}"
+        f"{shown}, "
         f"{n_subs} subclass{'es' * (n_subs != 1)} ({len(problems)} with problems, "
         f"{len(overriding)} overriding without one, {len(inheriting)} inheriting every hook)"
     )
@@ -58,13 +62,20 @@ def headline(hook_map: HookMap, where: Callable[[ClassInfo], str]) -> str:
 
 def render_hooks_plain(hook_map: HookMap, where: Callable[[ClassInfo], str]) -> str:
     """Aligned plain text: no colour, no box drawing, one fact per line."""
-    lines = [printable(headline(hook_map, where)), ""]
-    width = max([len("hook"), *(len(h) for h in hook_map.hooks)])
-    lines.append(f"{'hook':<{width}}  " + "  ".join(COLUMNS))
-    for hook in hook_map.hooks:
-        counts = hook_counts(hook_map, hook)
-        lines.append(f"{printable(hook):<{width}}  " + "  ".join(
-            f"{n:>{len(c)}}" for n, c in zip(counts, COLUMNS, strict=True)))
+    lines = [printable(headline(hook_map, where))]
+    if hook_map.hidden:
+        lines.append(hook_map.hidden_summary())
+    lines.append("")
+    if hook_map.hooks:
+        width = max([len("hook"), *(len(printable(h)) for h in hook_map.hooks)])
+        lines.append(f"{'hook':<{width}}  " + "  ".join(COLUMNS) + "  defined in")
+        for hook in hook_map.hooks:
+            counts = hook_counts(hook_map, hook)
+            lines.append(f"{printable(hook):<{width}}  " + "  ".join(
+                f"{n:>{len(c)}}" for n, c in zip(counts, COLUMNS, strict=True))
+                + f"  {printable(_owner(hook_map, hook))}")
+    else:
+        lines.append("no subclass overrides a hook")
     problems, overriding, inheriting = hook_map.groups()
     for title, group in (("subclasses with problems", problems),
                          ("subclasses that override hooks", overriding)):
@@ -84,6 +95,12 @@ def render_hooks_plain(hook_map: HookMap, where: Callable[[ClassInfo], str]) -> 
     return "\n".join(lines) + "\n"
 
 
+def _owner(hook_map: HookMap, hook: str) -> str:
+    """The name of the class of the base's MRO that defines ``hook``."""
+    owner = hook_map.owners.get(hook)
+    return owner.name if owner is not None else hook_map.base.name
+
+
 def render_hooks_rich(
     hook_map: HookMap, where: Callable[[ClassInfo], str], stream: IO[str], color: bool
 ) -> None:
@@ -97,18 +114,27 @@ def render_hooks_rich(
 
     console = Console(file=stream, no_color=not color, highlight=False)
     console.print(f"[bold]{safe(headline(hook_map, where))}[/]")
-    hook_width = max(len(h) for h in hook_map.hooks)
+    if hook_map.hidden:
+        console.print(f"[dim]{safe(hook_map.hidden_summary())}[/]")
+    if not hook_map.hooks:
+        console.print("no subclass overrides a hook")
+    hook_width = max([len("hook"), *(len(printable(h)) for h in hook_map.hooks)])
+    mixins = any(_owner(hook_map, h) != hook_map.base.name for h in hook_map.hooks)
     summary = Table(show_edge=False)
     summary.add_column("hook", style="bold", no_wrap=True, min_width=hook_width)
     summary.add_column("overridden by", ratio=1)  # words: wraps between them, never inside
+    if mixins:  # hooks that come from the base's bases and mixins say which
+        summary.add_column("defined in", style="dim", overflow="fold")
     for hook in hook_map.hooks:
         overridden, with_super, stale, drifted, bypass = hook_counts(hook_map, hook)
         parts = [f"{with_super} with super()"] if with_super else []
         parts += [f"[{STYLE[status]}]{n} {status}[/]"
                   for n, status in ((stale, STALE), (drifted, DRIFTED), (bypass, BYPASS)) if n]
         text = f"{overridden} of {len(hook_map.subclasses)}"
-        summary.add_row(safe(hook), text + (f" ({', '.join(parts)})" if parts else ""))
-    console.print(summary)
+        row = [safe(hook), text + (f" ({', '.join(parts)})" if parts else "")]
+        summary.add_row(*row, *([safe(_owner(hook_map, hook))] if mixins else []))
+    if hook_map.hooks:
+        console.print(summary)
     problems, overriding, inheriting = hook_map.groups()
     if problems or overriding:
         name_width = max(len(s.name) for s in [*problems, *overriding])
