@@ -42,13 +42,33 @@ def add_progress(parser: argparse.ArgumentParser) -> None:
                              "a second, never in CI or with --format json/sarif/github)")
 
 
+class _Subcommand(argparse.ArgumentParser):
+    """A subcommand's parser; with ``intermixed``, its positionals may follow its options
+    (``upgrade pkg==2.0 --from 1.0 PATH``), which argparse alone refuses."""
+
+    intermixed = False
+    _parsing = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if not self.intermixed or self._parsing:
+            return super().parse_known_args(args, namespace)
+        self._parsing = True  # parse_known_intermixed_args calls this again
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._parsing = False
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hookguard",
         description="Find stale hook overrides, signature drift and contract bypass.",
     )
     parser.add_argument("--version", action="version", version=f"hookguard {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=_Subcommand)
 
     audit = commands.add_parser("audit", help="audit a whole checkout")
     audit.add_argument("paths", nargs="*", type=Path,
@@ -166,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read both versions of PACKAGE (wheel, sdist, directory or the installed "
                     "one; never imported) and report the checkout's overrides the new one "
                     "breaks: hooks renamed, removed or no longer called, new call arguments.")
+    upgrade.intermixed = True
     upgrade.add_argument("spec", metavar="PACKAGE==VERSION", help="the version to upgrade to")
     upgrade.add_argument("path", nargs="?", type=Path, default=Path("."),
                          help="a path inside the checkout (default: the current directory)")
