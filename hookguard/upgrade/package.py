@@ -1,0 +1,140 @@
+"""One version of a package as hookguard records, parsed lazily: only what the checkout needs.
+
+A framework can hold thousands of files (transformers: over 2,500), and the checkout subclasses
+a handful of its classes. A version's files are parsed on demand, with hookguard's own
+extractor (:func:`hookguard.model.extract.extract`, module names from the package layout):
+
+- every module on the way to a name the checkout's classes subclass (``transformers`` and
+  ``transformers.trainer`` for ``transformers.trainer.Trainer``), and again for what that name
+  resolves to through the package's re-exports (``transformers.Trainer`` is imported from
+  ``transformers.trainer`` by ``transformers/__init__.py``);
+- the modules of the bases of every class parsed, and the targets of their star imports,
+  until nothing new is named;
+- later (:meth:`PackageVersion.mentioning`), every file whose bytes hold the name of a hook
+  that changed: what the package says about that name anywhere (a lookup by name, a call
+  through another object) is part of the proof.
+
+A file both versions hold unchanged is parsed once, and both models share its record.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from hookguard.model.extract import extract
+from hookguard.model.project import External, Node, Project
+from hookguard.model.records import FileRecord
+from hookguard.model.sources import blob_sha
+from hookguard.upgrade.sources import Distribution, module_of
+
+#: Rounds of "parse what the parsed files name" before the closure stops (a deep chain of
+#: re-exports and bases ends long before this).
+MAX_ROUNDS = 64
+
+
+def resolve_dotted(project: Project, dotted: str) -> Node:
+    """What the fully qualified ``dotted`` names in ``project``, through re-exports
+    (``transformers.Trainer`` -> ``transformers.trainer.Trainer``)."""
+    info = project.classes.get(dotted)
+    if info is not None:
+        return info
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        record = project.modules.get(".".join(parts[:cut]))
+        if record is not None:
+            return project.resolve_name(record, ".".join(parts[cut:]))
+    return External(dotted)
+
+
+class PackageVersion:
+    """The files of one version, and the records parsed so far."""
+
+    def __init__(self, dist: Distribution, memo: dict[tuple[str, str], FileRecord]) -> None:
+        self.dist = dist
+        self.modules: dict[str, str] = {}  # module -> path
+        for path in sorted(dist.files):
+            module, _ = module_of(path)
+            self.modules.setdefault(module, path)
+        self.records: dict[str, FileRecord] = {}
+        self._memo = memo  # (path, blob id) -> record, shared by the versions
+
+    @property
+    def version(self) -> str:
+        return self.dist.version
+
+    def load(self, paths: Iterable[str]) -> bool:
+        """Parse ``paths`` (those not parsed yet, and in this version); whether any was."""
+        added = False
+        for path in sorted(set(paths)):
+            if path in self.records or path not in self.dist.files:
+                continue
+            data = self.dist.files[path]
+            module, is_package = module_of(path)
+            if isinstance(data, int):
+                record = FileRecord(path, module, is_package,
+                                    error=f"skipped: {data / 2**20:.1f} MiB is over "
+                                          "max-file-size")
+            else:
+                key = (path, blob_sha(data))
+                found = self._memo.get(key)
+                if found is None:
+                    found = extract(path, module, is_package, data)
+                    found.content_key = key[1]
+                    self._memo[key] = found
+                record = found
+            self.records[path] = record
+            added = True
+        return added
+
+    def paths_of(self, dotted: str) -> set[str]:
+        """The files of the modules on the way to ``dotted`` (``a``, ``a.b``, ``a.b.c``)."""
+        parts = dotted.split(".")
+        found = set()
+        for cut in range(1, len(parts) + 1):
+            path = self.modules.get(".".join(parts[:cut]))
+            if path is not None:
+                found.add(path)
+        return found
+
+    def project(self) -> Project:
+        return Project.build(self.records.values())
+
+    def close(self, names: Collection[str]) -> None:
+        """Parse what resolving ``names`` (fully qualified, as the checkout writes them) and
+        the bases of every class parsed need, until nothing new is named."""
+        tops = set(self.dist.tops)
+        for _ in range(MAX_ROUNDS):
+            wanted: set[str] = set()
+            for name in names:
+                wanted |= self.paths_of(name)
+            project = self.project()
+            for name in names:
+                node = resolve_dotted(project, name)
+                if isinstance(node, External):
+                    wanted |= self.paths_of(node.name)
+            for info in project.classes.values():
+                for base in project.bases(info):
+                    if isinstance(base, External) and base.name.split(".")[0] in tops:
+                        wanted |= self.paths_of(base.name)
+            for record in self.records.values():
+                for star in record.star_imports:
+                    wanted |= self.paths_of(star)
+            if not self.load(wanted):
+                return
+
+    def occurrences(self, names: Collection[str]) -> dict[str, set[str]]:
+        """For each of ``names``: the files (parsed or not) whose bytes hold it as a word."""
+        found: dict[str, set[str]] = {name: set() for name in names}
+        if not names:
+            return found
+        pattern = re.compile(rb"\b(?:" + b"|".join(
+            re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
+        for path, data in self.dist.files.items():
+            if isinstance(data, bytes):
+                for match in set(pattern.findall(data)):
+                    found[match.decode()].add(path)
+        return found
+
+
+__all__ = ["PackageVersion", "resolve_dotted"]
