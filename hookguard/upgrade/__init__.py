@@ -1,0 +1,11 @@
+"""``hookguard upgrade``: the checkout's overrides that upgrading a package breaks.
+
+- :mod:`hookguard.upgrade.sources`: where a version comes from (wheel, sdist, directory, the
+  environment, the download cache), read as bytes, never imported;
+- :mod:`hookguard.upgrade.package`: a version's records, parsed lazily;
+- :mod:`hookguard.upgrade.changes`: how the package's hooks changed;
+- :mod:`hookguard.upgrade.shims`: what keeps a new call from failing an old override;
+- :mod:`hookguard.upgrade.check`: the two models, the rules, the findings, and what is an error.
+
+Nothing imports this package but :mod:`hookguard.commands.upgrade`.
+"""

@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Iterable
 
 from hookguard.model.extract import extract
-from hookguard.model.project import External, Node, Project
+from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import blob_sha
 from hookguard.upgrade.sources import Distribution, module_of
@@ -106,22 +106,50 @@ class PackageVersion:
         tops = set(self.dist.tops)
         for _ in range(MAX_ROUNDS):
             wanted: set[str] = set()
-            for name in names:
-                wanted |= self.paths_of(name)
             project = self.project()
             for name in names:
-                node = resolve_dotted(project, name)
-                if isinstance(node, External):
-                    wanted |= self.paths_of(node.name)
+                if not isinstance(resolve_dotted(project, name), ClassInfo):
+                    wanted |= self._chase(name, set())
             for info in project.classes.values():
-                for base in project.bases(info):
-                    if isinstance(base, External) and base.name.split(".")[0] in tops:
-                        wanted |= self.paths_of(base.name)
-            for record in self.records.values():
-                for star in record.star_imports:
-                    wanted |= self.paths_of(star)
+                for written, base in zip(info.record.bases, project.bases(info), strict=False):
+                    if isinstance(base, External) and written != "?":
+                        if base.name.split(".")[0] in tops:
+                            wanted |= self._chase(base.name, set())
+                        wanted |= self._chase_in(info.file, written, set())
             if not self.load(wanted):
                 return
+
+    def _chase(self, dotted: str, seen: set[str]) -> set[str]:
+        """The files the lookup of ``dotted`` reads, followed through the re-exports of the
+        modules already parsed (imports, aliases, star imports), as the model follows them."""
+        if dotted in seen or len(seen) > 256:
+            return set()
+        seen.add(dotted)
+        found = self.paths_of(dotted)
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.modules.get(".".join(parts[:cut]))
+            record = self.records.get(path) if path is not None else None
+            if record is None:
+                continue
+            found |= self._chase_in(record, ".".join(parts[cut:]), seen)
+            break
+        return found
+
+    def _chase_in(self, record: FileRecord, dotted: str, seen: set[str]) -> set[str]:
+        """The files the lookup of ``dotted``, as written in ``record``'s module, reads."""
+        head, _, rest = dotted.partition(".")
+        tail = f".{rest}" if rest else ""
+        found: set[str] = set()
+        if head in record.imports:
+            found |= self._chase(record.imports[head] + tail, seen)
+        elif head in record.aliases:
+            found |= self._chase_in(record, record.aliases[head] + tail, seen) if (
+                record.aliases[head].partition(".")[0] != head) else set()
+        else:
+            for star in record.star_imports:
+                found |= self._chase(f"{star}.{dotted}", seen)
+        return found
 
     def occurrences(self, names: Collection[str]) -> dict[str, set[str]]:
         """For each of ``names``: the files (parsed or not) whose bytes hold it as a word."""
