@@ -352,6 +352,72 @@ def test_a_hook_no_longer_called_is_an_error(
     assert found["evidence"]["change"] == "uncalled"
 
 
+def test_a_class_the_package_moved_is_compared_under_its_public_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = {"mv/__init__.py": "from .old_place import Base\n", "mv/old_place.py": """
+        class Base:
+            def run(self):
+                self.setup(1)
+                self.hook_a()
+                return self.work(1)
+
+            def setup(self, x, flag=False):
+                pass
+
+            def hook_a(self):
+                pass
+
+            def work(self, x):
+                return x
+    """}
+    new = {"mv/__init__.py": "from .new_place import Base\n", "mv/new_place.py": """
+        class Base:
+            def run(self):
+                self.setup(1)
+                self.hook_b()
+                return self.work(1, extra=2)
+
+            def setup(self, x):
+                pass
+
+            def hook_b(self):
+                pass
+
+            def work(self, x, extra=None):
+                return x
+    """}
+    wheels = (write_wheel(tmp_path / "d", "mv", "1", old), write_wheel(tmp_path / "d", "mv",
+                                                                       "2", new))
+    checkout = make_checkout(tmp_path / "down", {"m.py": """
+        from mv import Base
+
+        class Mine(Base):
+            def setup(self, x, flag=False):
+                return super().setup(x, flag=flag)
+
+            def hook_a(self):
+                pass
+
+            def work(self, x):
+                return x
+    """})
+    code, report = upgrade(capsys, "mv==2", "--from", "1", "--source", wheels[0], "--source",
+                           wheels[1], checkout)
+    found = by_symbol(report)
+    assert code == 1
+    assert found["Mine.hook_a"]["message"].startswith(
+        "Mine.hook_a overrides Base.hook_a, which 2 renamed to hook_b")
+    assert found["Mine.work"]["message"].startswith(
+        "Mine.work cannot accept the call in Base.run (mv/new_place.py:5, 2): unexpected "
+        "keyword extra")
+    # The checkout's own super() call no longer fits the hook's new signature.
+    setup = found["Mine.setup"]
+    assert setup["severity"] == "error" and "does not fit Base.setup(self, x)" in (
+        setup["message"])
+    assert "(mv 2: Base.setup: parameter flag removed, mv/new_place.py:7)" in setup["message"]
+    assert setup["evidence"]["change"] == "signature"
+
+
 # -- what must not fire ----------------------------------------------------------------------
 
 
@@ -393,6 +459,8 @@ def test_overrides_that_survive_are_not_reported(
     code, report = run_fw(capsys, wheels, checkout)
     assert report["findings"] == [], [f["message"] for f in report["findings"]]
     assert code == 0
+    # Only what the checkout's bases resolve through is parsed: not fw/unrelated.py.
+    assert not any("unrelated" in n for n in report["notes"]), report["notes"]
     assert sorted(s.rsplit(".", 1)[-1] for s in report["upgrade"]["subclasses"]) == [
         "DefaultsTrainer", "KwargsTrainer", "Migrated", "NeverCalled"]
 

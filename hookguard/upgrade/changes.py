@@ -24,14 +24,20 @@ hook is a method the package calls on ``self`` in its class's line. What changes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from hookguard.gate import call_changes, hook_changes, orphaned_overrides
-from hookguard.git.changes import HookChange
+from hookguard.gate import (
+    call_changes,
+    hook_changes,
+    orphaned_overrides,
+    signature_difference,
+)
+from hookguard.git.changes import HookChange, pair_renames
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import CallSite
 from hookguard.rules.base import is_dunder
+from hookguard.upgrade.package import resolve_dotted
 
 _SELF = ("self", "cls")
 
@@ -90,17 +96,52 @@ class PackageChange:
 Mentions = Callable[[str, str], bool]
 
 
+def moved_classes(base: Project, head: Project, names: Collection[str],
+                  package: Collection[str]) -> dict[str, ClassInfo]:
+    """The classes the checkout names (``fw.Trainer``) that the new version defines in
+    another module than the old one (re-exported under the same name): new fq -> the old
+    class. They are compared as one class."""
+    moved: dict[str, ClassInfo] = {}
+    for name in names:
+        was, now = resolve_dotted(base, name), resolve_dotted(head, name)
+        if isinstance(was, ClassInfo) and isinstance(now, ClassInfo) and was.fq != now.fq and (
+                was.file.path in package and now.file.path in package
+                and now.fq not in base.classes):
+            moved[now.fq] = was
+    return moved
+
+
 def lost_hooks(
     base: Project, head: Project, package: Collection[str], changed: Collection[str],
-    mentions: Mentions,
+    mentions: Mentions, moved: Mapping[str, ClassInfo] | None = None,
 ) -> tuple[list[HookChange], set[tuple[str, str]]]:
     """The hooks the new version renamed, removed, moved, stopped dispatching or calling: what
     HG001's evidence is made of (``was_called``, ``undispatched`` as ``check`` sets them); and
     which of them are no longer called at all, as (class, hook)."""
     lost = [c for c in hook_changes(base, head, changed) if _in(head, base, c, package)]
+    for fq, before in (moved or {}).items():
+        lost += _lost_in(base, head, before, head.classes[fq])
     lost += orphaned_overrides(base, head, changed, lost)
     uncalled = uncalled_hooks(base, head, package, mentions)
     return lost + uncalled, {(c.class_fq, c.old) for c in uncalled}
+
+
+def _lost_in(base: Project, head: Project, before: ClassInfo, after: ClassInfo
+             ) -> list[HookChange]:
+    """Hooks of a class that moved to another module and lost them there (renamed or
+    removed), as :func:`hookguard.gate.hook_changes` finds them for a class that stayed."""
+    removed = [m for m in before.record.methods if m not in after.record.methods]
+    pairs = pair_renames(before.record, after.record, removed)
+    found: list[HookChange] = []
+    for old in removed:
+        if is_dunder(old) or isinstance(head.defining_ancestor(after, old), ClassInfo):
+            continue
+        if not any(old in n.record.self_refs for n in base.mro(before)
+                   if isinstance(n, ClassInfo)):
+            continue  # not a hook its line called
+        found.append(HookChange(class_fq=after.fq, old=old, new=pairs.get(old), commit="",
+                                short="", subject="", path=after.file.path, was_called=True))
+    return found
 
 
 def _in(head: Project, base: Project, change: HookChange, package: Collection[str]) -> bool:
@@ -143,7 +184,7 @@ def uncalled_hooks(
 
 def package_changes(
     base: Project, head: Project, package: Collection[str], lost: list[HookChange],
-    uncalled: Collection[tuple[str, str]],
+    uncalled: Collection[tuple[str, str]], moved: Mapping[str, ClassInfo] | None = None,
 ) -> list[PackageChange]:
     """Every change of the package's hooks, for the report (and the deprecation warnings)."""
     changes: list[PackageChange] = []
@@ -167,7 +208,17 @@ def package_changes(
         if call.kind == "signature" and info is not None and info.file.path in package:
             changes.append(PackageChange("signature", call.class_fq, call.method, None,
                                          call.path, call.line, detail=call.difference()))
-    changes += argument_changes(base, head, package)
+    for fq, before in (moved or {}).items():
+        after = head.classes[fq]
+        for name, method in after.record.methods.items():
+            was = before.record.methods.get(name)
+            if was is not None and was.params != method.params:
+                difference = "; ".join(signature_difference(was.bound_params,
+                                                            method.bound_params))
+                changes.append(PackageChange("signature", fq, name, None, after.file.path,
+                                             method.def_line,
+                                             detail=difference or "signature changed"))
+    changes += argument_changes(base, head, package, moved)
     return changes
 
 
@@ -188,15 +239,15 @@ def _deprecation_guard(head: Project, after: ClassInfo, name: str
     return None
 
 
-def argument_changes(base: Project, head: Project, package: Collection[str]
-                     ) -> list[PackageChange]:
+def argument_changes(base: Project, head: Project, package: Collection[str],
+                     moved: Mapping[str, ClassInfo] | None = None) -> list[PackageChange]:
     """Calls on ``self``/``cls`` in the new version that pass more than before (see the
     module's documentation)."""
     found: dict[tuple[object, ...], PackageChange] = {}
     for fq, after in head.classes.items():
         if after.file.path not in package:
             continue
-        before = base.classes.get(fq)
+        before = base.classes.get(fq) or (moved or {}).get(fq)
         if before is not None and before.record is after.record:
             continue
         line_calls: dict[str, list[CallSite]] | None = None

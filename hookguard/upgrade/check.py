@@ -77,7 +77,12 @@ from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import FileRecord, MethodKind, MethodRecord
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules.base import call_shape, is_test_double, is_test_file, never_collected
-from hookguard.upgrade.changes import PackageChange, lost_hooks, package_changes
+from hookguard.upgrade.changes import (
+    PackageChange,
+    lost_hooks,
+    moved_classes,
+    package_changes,
+)
 from hookguard.upgrade.package import PackageVersion, resolve_dotted
 from hookguard.upgrade.shims import Shim, ShimFinder
 from hookguard.upgrade.sources import Distribution, Locator, canonical_version, parse_spec
@@ -186,6 +191,12 @@ def run_upgrade(
     with progress.phase("reading the package"):
         upgrade = _Upgrade(name, old, new, own, aliases, names)
         upgrade.derive()
+    for read in (upgrade.old, upgrade.new):
+        broken = sorted((r.path, r.error) for r in read.records.values() if r.error)
+        for path, error in broken[:3]:
+            notes.append(f"{read.dist.label()}: {path} was not analysed ({error})")
+        if len(broken) > 3:
+            notes.append(f"{read.dist.label()}: and {len(broken) - 3} more files not analysed")
     own_paths = {r.path for r in own}
     scope = upgrade.scope(own_paths)
     result.subclasses = sorted(scope)
@@ -225,6 +236,8 @@ class _Upgrade:
         self.old_dist, self.new_dist = old, new
         self.own = own
         self.aliases = aliases
+        self.names = names
+        self.moved: dict[str, ClassInfo] = {}
         memo: dict[tuple[str, str], FileRecord] = {}
         self.old = PackageVersion(old, memo)
         self.new = PackageVersion(new, memo)
@@ -270,8 +283,9 @@ class _Upgrade:
             package = self.package
             changed = {p for p in package
                        if self.old.records.get(p) is not self.new.records.get(p)}
+            self.moved = moved_classes(self.base, self.head, self.names, package)
             self.lost, self.uncalled = lost_hooks(self.base, self.head, package, changed,
-                                                  self._mentions)
+                                                  self._mentions, self.moved)
             hooks = {c.old for c in self.lost} | {c.new for c in self.lost if c.new}
             wanted: set[str] = set()
             for version in (self.old, self.new):
@@ -281,7 +295,7 @@ class _Upgrade:
                 break
             self._share()
         self.changes = package_changes(self.base, self.head, self.package, self.lost,
-                                       self.uncalled)
+                                       self.uncalled, self.moved)
 
     def reaches(self, project: Project, info: ClassInfo | None) -> bool:
         package = self.package
@@ -410,8 +424,15 @@ class _Upgrade:
                   "version": ver} for r in finding.related if r.path in self.package]
         details = dict(evidence)
         details.pop("kind", None)
-        at = f" ({calls[0]['path']}:{calls[0]['line']})" if calls else ""
-        message = f"{finding.message} [{self.name} {self.old_dist.version} -> {ver}{at}]"
+        changed = next((c for c in self.changes if c.kind == "signature" and calls
+                        and c.path == calls[0]["path"] and c.hook == finding.hook), None)
+        if changed is not None:
+            message = (f"{finding.message} ({self.name} {ver}: {changed.describe()}, "
+                       f"{changed.path}:{changed.line})")
+        else:
+            at = f", {calls[0]['path']}:{calls[0]['line']}" if calls else ""
+            message = (f"{finding.message} (upgrading {self.name} {self.old_dist.version} to "
+                       f"{ver}{at})")
         return _replace(finding, finding.severity, message, self._evidence(
             "signature" if kind == "proven-super" else kind, f"{finding.hook}",
             {**details, "rule": kind, "calls": calls}), self._checkout_only(finding.related))
