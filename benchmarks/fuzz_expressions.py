@@ -40,6 +40,9 @@ def main() -> int:
                   f"{worst['heap_mib']:.1f} MiB; peak RSS growth: "
                   f"{worst['rss_growth_mib']:.0f} MiB")
             print(f"slowest to load: {worst.get('slowest_load', '')[:200]!r}")
+            print(f"slowest to evaluate: {worst.get('slowest_eval', '')[:200]!r}")
+            outcomes = sorted(worst.get("outcomes", {}).items(), key=lambda kv: -kv[1])
+            print("evaluations: " + ", ".join(f"{name} {count}" for name, count in outcomes))
     return proc.returncode
 
 

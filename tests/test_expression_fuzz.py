@@ -4,14 +4,17 @@ object it was not meant to.
 
 Expressions are drawn from a grammar over the whitelisted syntax with hostile ingredients: huge
 literals and values, deep nesting, ``range``/repetition/allocation bombs, methods of the
-checked object passed as ``key=``. The budget is ``HOOKGUARD_FUZZ_EXAMPLES`` (default 150,
+checked object passed as ``key=``, and (issue 24) dimensions and counts that are tensors or
+other ``__index__`` objects in the allocating torch functions and tensor methods the evaluator
+allows: factories, ``cat``/``stack`` of repeated fields, broadcasting of a column against a
+row, advanced indexing, ``nonzero``, ``view`` to a smaller dtype. The budget is
+``HOOKGUARD_FUZZ_EXAMPLES`` (default 150,
 derandomized: CI runs the same examples every time); ``benchmarks/fuzz_expressions.py`` runs a
 large random budget and reports the worst time and memory seen.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
@@ -40,11 +43,25 @@ PYTHON_HEAP_MIB = 256  # peak Python allocations while loading and evaluating on
 RSS_GROWTH_MIB = 1024  # growth of the process's peak RSS over the whole run (torch included)
 
 
+class Index:
+    """A count that is not an int: Python and torch read it through ``__index__``."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __index__(self) -> int:
+        return self.n
+
+
 class Checked:
     """The object a contract checks; its methods must never run from an expression."""
 
     def __init__(self) -> None:
         self.x = torch.arange(12).reshape(3, 4)
+        self.t = torch.tensor(200_000)  # a tensor-valued dimension: t * t is 4e10
+        self.i = Index(10**6)
+        self.col = torch.ones(100_000, 1)  # broadcast against row: 1e10 elements
+        self.row = torch.ones(1, 100_000)
         self.flags = torch.ones(5, dtype=torch.bool)
         self.n = 10**15
         self.k = 40
@@ -66,26 +83,51 @@ class Checked:
         return 0
 
 
-NAMES = ["x", "flags", "n", "k", "items", "name", "table", "shell", "_private", "hook", "torch"]
+NAMES = ["x", "flags", "n", "k", "items", "name", "table", "shell", "_private", "hook", "torch",
+         "t", "i", "col", "row"]
 LITERALS = ["0", "1", "2", "3", "-1", "10", "40", "64", "1000", "10**6", "10**9", "10**15",
             "2**40", "2**64", "10**100", "0.5", "1e308", "'a'", "'%999999999d'", "None", "True",
-            "[0]", "[1, 2]", "()", "(1,)"]
+            "[0]", "[1, 2]", "()", "(1,)", "(t, t)", "[t, i]", "[row] * 1000", "(col, row)",
+            "[0] * 100000"]
 BUILTINS = ["len", "min", "max", "abs", "all", "any", "sum", "int", "float", "bool", "list",
             "tuple", "range", "sorted", "set", "round", "isinstance"]
 METHODS = ["sum", "all", "any", "max", "min", "numel", "tolist", "flatten", "unique",
            "cumsum", "item", "count", "index", "get", "keys", "items", "reshape", "size",
-           "to", "long", "eq", "abs", "values"]
+           "to", "long", "eq", "abs", "values", "view", "nonzero", "diff", "clamp", "where",
+           "float", "bool", "logical_and", "div", "ge"]
 TORCH = ["arange", "zeros", "ones", "full", "tensor", "stack", "cat", "where", "int32",
-         "float32", "bool"]
+         "float32", "bool", "nonzero", "clamp", "isin", "zeros_like", "ones_like", "diff",
+         "unique", "max", "eq", "logical_or", "allclose", "remainder", "count_nonzero"]
 BINARY = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=",
           " and ", " or ", " in ", " not in ", " is "]
 
-atoms = st.sampled_from(LITERALS) | st.sampled_from(NAMES)
+# Well-typed allocations with sizes from the object (tensors, __index__ objects, ints): most are
+# over the limits, some within them.
+TENSORS = ["x", "flags", "col", "row", "x.flatten()", "torch.arange(k)", "row[0]"]
+DIMS = ["t", "i", "k", "n", "1000", "t * t", "2 ** 24", "10**6", "-1", "k * 1000", "t // 4"]
+allocations = st.one_of(
+    st.tuples(st.sampled_from(["zeros", "ones", "arange"]),
+              st.lists(st.sampled_from(DIMS), min_size=1, max_size=3)).map(
+        lambda t: f"torch.{t[0]}({', '.join(t[1])})"),
+    st.lists(st.sampled_from(DIMS), min_size=1, max_size=3).map(
+        lambda dims: f"torch.full(({', '.join(dims)},), 1)"),
+    st.tuples(st.sampled_from(["cat", "stack"]), st.sampled_from(TENSORS),
+              st.sampled_from(DIMS)).map(lambda t: f"torch.{t[0]}([{t[1]}] * {t[2]})"),
+    st.tuples(st.sampled_from(TENSORS), st.sampled_from(["+", "-", "*", "==", "<", "&", "/"]),
+              st.sampled_from(TENSORS)).map(lambda t: f"({t[0]}[:, None] {t[1]} {t[2]})"),
+    st.tuples(st.sampled_from(TENSORS), st.sampled_from(DIMS)).map(
+        lambda t: f"{t[0]}[[0] * {t[1]}]"),
+    st.tuples(st.sampled_from(TENSORS), st.sampled_from(
+        ["nonzero()", "view(torch.bool)", "unique()", "tolist()", "diff(prepend=row[0])",
+         "max(col)", "where(flags[0], row)"])).map(lambda t: f"{t[0]}.{t[1]}"),
+)
+atoms = st.sampled_from(LITERALS) | st.sampled_from(NAMES) | allocations
 
 
 def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     args = st.lists(inner, max_size=3).map(", ".join)
-    keyword = st.tuples(st.sampled_from(["key", "default", "start", "dtype"]), inner).map(
+    keyword = st.tuples(st.sampled_from(["key", "default", "start", "dtype", "size", "end",
+                                         "min", "prepend", "out"]), inner).map(
         lambda kv: f"{kv[0]}={kv[1]}")
     call_args = st.tuples(args, st.lists(keyword, max_size=1)).map(
         lambda t: ", ".join(filter(None, [t[0], *t[1]])))
@@ -107,7 +149,7 @@ expressions = st.recursive(atoms, _compound, max_leaves=24) | st.tuples(
 ).map(lambda t: t[0] * t[1] + "1" + {"(": ")", "[": "]", "abs(": ")"}.get(t[0], "") * t[1])
 
 _worst: dict[str, Any] = {"examples": 0, "loaded": 0, "load_s": 0.0, "eval_s": 0.0,
-                          "heap_mib": 0.0, "slowest_load": ""}
+                          "heap_mib": 0.0, "slowest_load": "", "slowest_eval": "", "outcomes": {}}
 _rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -130,8 +172,11 @@ def test_any_expression_is_bounded_and_calls_nothing_it_should_not(text: str) ->
         started = time.process_time()
         if expression is not None:
             # A failing expression is a violation the run reports: only the bounds matter.
-            with contextlib.suppress(Exception):
+            try:
                 expression(Namespace({"torch": torch}, obj))
+                outcome = "computed"
+            except Exception as exc:
+                outcome = type(exc).__name__
         eval_s = time.process_time() - started
         heap = tracemalloc.get_traced_memory()[1] / 2**20
     finally:
@@ -139,9 +184,12 @@ def test_any_expression_is_bounded_and_calls_nothing_it_should_not(text: str) ->
         gc.enable()
     _worst["examples"] += 1
     _worst["loaded"] += expression is not None
+    if expression is not None:  # ExpressionLimit, ExpressionRefused, TypeError, computed, ...
+        _worst["outcomes"][outcome] = _worst["outcomes"].get(outcome, 0) + 1
     if load_s > _worst["load_s"]:
         _worst["load_s"], _worst["slowest_load"] = load_s, text[:300]
-    _worst["eval_s"] = max(_worst["eval_s"], eval_s)
+    if eval_s > _worst["eval_s"]:
+        _worst["eval_s"], _worst["slowest_eval"] = eval_s, text[:300]
     _worst["heap_mib"] = max(_worst["heap_mib"], heap)
     assert load_s < LOAD_SECONDS, text
     assert eval_s < EVAL_SECONDS, text

@@ -13,6 +13,7 @@ naming the file and line. What depends on run-time values is bounded by
 from __future__ import annotations
 
 import ast
+import operator
 from typing import Any
 
 from hookguard.contracts.schema import DTYPES
@@ -59,8 +60,8 @@ class ExpressionLimit(ArithmeticError):
 def bounded_pow(base: Any, exponent: Any) -> Any:
     """``base ** exponent``, refused when the integer result would exceed :data:`MAX_INT_BITS`."""
     if (
-        type(base) in (int, bool)
-        and type(exponent) in (int, bool)
+        isinstance(base, int)  # int subclasses too (an ``IntEnum`` field): they compute as ints
+        and isinstance(exponent, int)
         and exponent > 1
         and abs(base) > 1
         and (abs(base).bit_length() - 1) * exponent > MAX_INT_BITS
@@ -74,18 +75,35 @@ def bounded_pow(base: Any, exponent: Any) -> Any:
 def bounded_mul(left: Any, right: Any) -> Any:
     """``left * right``, refused when integers exceed :data:`MAX_INT_BITS` or a repeated
     sequence exceeds :data:`MAX_ITEMS` items."""
-    lt, rt = type(left), type(right)
-    if lt in (int, bool) and rt in (int, bool):
+    if isinstance(left, int) and isinstance(right, int):
         if left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
             raise ExpressionLimit(f"a product is larger than {MAX_INT_BITS} bits")
-    elif lt in (int, bool) or rt in (int, bool):
-        count, seq = (left, right) if lt in (int, bool) else (right, left)
-        if isinstance(seq, str | bytes | list | tuple) and len(seq) * count > MAX_ITEMS:
+    elif isinstance(left, _REPEATABLE) or isinstance(right, _REPEATABLE):
+        seq, count = (left, right) if isinstance(left, _REPEATABLE) else (right, left)
+        # Python repeats a sequence by any count with ``__index__``: a 0-d integer tensor, a
+        # numpy integer, an ``int`` subclass.
+        times = _as_count(count)
+        if times is not None and len(seq) * times > MAX_ITEMS:
             raise ExpressionLimit(
-                f"repeating {type(seq).__name__} of {len(seq)} items {count} times is over "
+                f"repeating {type(seq).__name__} of {len(seq)} items {times} times is over "
                 f"{MAX_ITEMS} items"
             )
     return left * right
+
+
+_REPEATABLE = (str, bytes, list, tuple)
+
+
+def _as_count(value: Any) -> int | None:
+    """``value`` as a repetition count, when it is one (``__index__``)."""
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, _REPEATABLE) or not hasattr(type(value), "__index__"):
+        return None
+    try:
+        return operator.index(value)
+    except (TypeError, ValueError, RuntimeError):
+        return None  # a tensor of several elements: not a count
 
 
 def bounded_add(left: Any, right: Any) -> Any:
@@ -98,7 +116,7 @@ def bounded_add(left: Any, right: Any) -> Any:
     ):
         raise ExpressionLimit(f"joining sequences of over {MAX_ITEMS} items")
     value = left + right
-    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise ExpressionLimit(f"a sum is larger than {MAX_INT_BITS} bits")
     return value
 
@@ -111,11 +129,16 @@ def bounded_mod(left: Any, right: Any) -> Any:
 
 
 def range_length(args: tuple[Any, ...]) -> int | None:
-    """How many items ``range(*args)`` has, when the arguments are integers."""
-    if not args or not all(type(a) in (int, bool) for a in args) or len(args) > 3:
+    """How many items ``range(*args)`` has, when the arguments are integers (anything with
+    ``__index__``, as ``range`` reads them)."""
+    if not args or len(args) > 3:
         return None
     try:
-        return len(range(*args))
+        ints = [a if isinstance(a, int) else operator.index(a) for a in args]
+    except (TypeError, ValueError, RuntimeError):
+        return None  # range() says why
+    try:
+        return len(range(*ints))
     except (ValueError, OverflowError):
         return MAX_ITEMS + 1  # zero step or longer than the C type: refused either way
 
