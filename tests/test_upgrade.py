@@ -474,10 +474,56 @@ def test_a_break_that_predates_the_upgrade_is_not_reported(
             class Broken(Trainer):
                 def log_metrics(self):  # never took the loss: broken with 1.0 already
                     pass
+
+                def eval_step(self):  # 2.0 passes one more, to a call that failed already
+                    pass
+
+            class AlsoBroken(Trainer):
+                def compute_loss(self):  # training_step's call failed with 1.0 already
+                    pass
         """,
     })
     code, report = run_fw(capsys, wheels, checkout)
-    assert (code, report["findings"]) == (0, [])
+    assert (code, report["findings"]) == (0, []), [f["message"] for f in report["findings"]]
+
+
+def test_a_new_caller_of_an_override_broken_before_is_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = {"nc/__init__.py": """
+        class Base:
+            def first(self):
+                self.hook(1)
+
+            def hook(self, x):
+                pass
+    """}
+    new = {"nc/__init__.py": """
+        class Base:
+            def first(self):
+                self.hook(1)
+
+            def second(self):
+                self.hook(1, mode=2)
+
+            def hook(self, x, mode=None):
+                pass
+    """}
+    wheels = (write_wheel(tmp_path / "d", "nc", "1", old), write_wheel(tmp_path / "d", "nc",
+                                                                       "2", new))
+    checkout = make_checkout(tmp_path / "down", {"m.py": """
+        from nc import Base
+
+        class Mine(Base):
+            def hook(self):
+                pass
+    """})
+    code, report = upgrade(capsys, "nc==2", "--from", "1", "--source", wheels[0], "--source",
+                           wheels[1], checkout)
+    found = by_symbol(report)["Mine.hook"]
+    assert code == 1
+    assert found["message"].startswith("Mine.hook cannot accept the call in Base.second")
+    assert [c["message"].split(":")[0] for c in found["evidence"]["calls"]] == [
+        "Base.second calls hook"]
 
 
 def test_no_subclass_of_the_package_is_clean(

@@ -344,9 +344,10 @@ class _Upgrade:
         attributes = frozenset().union(*(r.attr_refs for r in own if not is_test_file(r.path)))
         found: list[Finding] = []
         for finding in after:
-            if not _new(finding, known.get(finding.fingerprint)):
+            earlier = known.get(finding.fingerprint)
+            if not _new(finding, earlier):
                 continue
-            made = self._translate(finding, attributes)
+            made = self._translate(finding, attributes, earlier)
             if made is not None:
                 found.append(made)
         reported = {f.symbol for f in found}
@@ -369,7 +370,8 @@ class _Upgrade:
         package = self.package
         return [r for r in related if r.path not in package]
 
-    def _translate(self, finding: Finding, attributes: frozenset[str]) -> Finding | None:
+    def _translate(self, finding: Finding, attributes: frozenset[str],
+                   earlier: Finding | None) -> Finding | None:
         info = self._class_of(finding)
         if info is None:
             return None
@@ -379,7 +381,7 @@ class _Upgrade:
         ver = self.new_dist.version
         reason = _warning_reason(finding)
         if finding.code == "HG002" and kind == "proven":
-            return self._new_arguments(finding, info, method, reason)
+            return self._new_arguments(finding, info, method, reason, earlier)
         if finding.code == "HG001" and kind in ("diff", "undispatched"):
             old = str(evidence.get("old") or method)
             new = evidence.get("new")
@@ -446,10 +448,12 @@ class _Upgrade:
                  "message": f"{info.name}.{new}", "version": self.new_dist.version}]
 
     def _new_arguments(self, finding: Finding, info: ClassInfo, method_name: str,
-                       reason: str | None) -> Finding:
+                       reason: str | None, earlier: Finding | None) -> Finding:
         ver = self.new_dist.version
         evidence = finding.evidence
-        calls = [c for c in evidence.get("calls", []) if isinstance(c, dict)]
+        before = _call_messages(earlier) if earlier is not None else set()
+        calls = [c for c in evidence.get("calls", []) if isinstance(c, dict)
+                 and _caller(c) not in before]  # the calls the upgrade brings
         package = self.package
         inside = [c for c in calls if c.get("path") in package]
         shims: list[tuple[dict[str, object], Shim | None]] = [
@@ -651,12 +655,20 @@ def _new(finding: Finding, before: Finding | None) -> bool:
     if finding.code != "HG002" or finding.severity is not before.severity:
         return False
 
-    def callers(found: Finding) -> set[str]:
-        calls = found.evidence.get("calls")
-        return {str(c.get("message")) for c in calls if isinstance(c, dict)} if isinstance(
-            calls, list) else set()
+    return bool(_call_messages(finding) - _call_messages(before))
 
-    return bool(callers(finding) - callers(before))
+
+def _call_messages(found: Finding) -> set[str]:
+    """An HG002 finding's failing callers, as ``Class.caller calls hook``: the same in both
+    versions whatever the line (a caller that failed before fails for the same override
+    whatever it passes now: the upgrade breaks nothing there)."""
+    calls = found.evidence.get("calls")
+    return {_caller(c) for c in calls if isinstance(c, dict)} if isinstance(
+        calls, list) else set()
+
+
+def _caller(call: dict[str, object]) -> str:
+    return str(call.get("message")).partition(": ")[0]
 
 
 def _warning_reason(finding: Finding) -> str | None:
