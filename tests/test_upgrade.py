@@ -352,6 +352,75 @@ def test_a_hook_no_longer_called_is_an_error(
     assert found["evidence"]["change"] == "uncalled"
 
 
+LAZY_INIT = """
+    import sys
+    from typing import TYPE_CHECKING
+
+    from .utils import OptionalDependencyNotAvailable, _LazyModule, is_torch_available
+
+    _import_structure = {"trainer": ["Trainer"], "utils": []}
+
+    if TYPE_CHECKING:
+        try:
+            if not is_torch_available():
+                raise OptionalDependencyNotAvailable()
+        except OptionalDependencyNotAvailable:
+            from .utils.dummy_pt_objects import *
+            from .utils.dummy_pt_objects import Trainer
+        else:
+            from .trainer import Trainer
+    else:
+        sys.modules[__name__] = _LazyModule(__name__, globals()["__file__"], _import_structure)
+"""
+
+
+def test_a_lazy_module_is_read_through_its_type_checking_imports(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers' shape: ``Trainer`` is exported by a ``_LazyModule`` at run time, and
+    imported under ``if TYPE_CHECKING:`` (in a ``try``'s ``else``) for static readers."""
+    common = {
+        "lazy/__init__.py": LAZY_INIT,
+        "lazy/utils/__init__.py": """
+            class OptionalDependencyNotAvailable(Exception): pass
+            class _LazyModule: pass
+            def is_torch_available(): return True
+        """,
+        "lazy/utils/dummy_pt_objects.py": "class Trainer:\n    pass\n",
+    }
+    old = {**common, "lazy/trainer.py": """
+        class Trainer:
+            def training_step(self, inputs):
+                return self.compute_loss(inputs)
+
+            def compute_loss(self, inputs):
+                return 0
+    """}
+    new = {**common, "lazy/trainer.py": """
+        class Trainer:
+            def training_step(self, inputs, num_items_in_batch=None):
+                return self.compute_loss(inputs, num_items_in_batch=num_items_in_batch)
+
+            def compute_loss(self, inputs, num_items_in_batch=None):
+                return 0
+    """}
+    wheels = (write_wheel(tmp_path / "d", "lazy", "4.45.2", old),
+              write_wheel(tmp_path / "d", "lazy", "4.46.0", new))
+    checkout = make_checkout(tmp_path / "down", {"t.py": """
+        from lazy import Trainer
+
+        class CustomTrainer(Trainer):
+            def compute_loss(self, inputs):
+                return 1
+    """})
+    code, report = upgrade(capsys, "lazy==4.46.0", "--from", "4.45.2", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    assert code == 1
+    assert by_symbol(report)["CustomTrainer.compute_loss"]["message"].startswith(
+        "CustomTrainer.compute_loss cannot accept the call in Trainer.training_step "
+        "(lazy/trainer.py:3, 4.46.0): unexpected keyword num_items_in_batch")
+    assert report["upgrade"]["subclasses"] == ["t.CustomTrainer"]
+
+
 def test_a_class_the_package_moved_is_compared_under_its_public_name(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old = {"mv/__init__.py": "from .old_place import Base\n", "mv/old_place.py": """

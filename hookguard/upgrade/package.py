@@ -19,10 +19,11 @@ A file both versions hold unchanged is parsed once, and both models share its re
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
-from hookguard.model.extract import extract
+from hookguard.model.extract import dotted_name, extract, parse_quietly, resolve_relative
 from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import blob_sha
@@ -45,6 +46,44 @@ def resolve_dotted(project: Project, dotted: str) -> Node:
         if record is not None:
             return project.resolve_name(record, ".".join(parts[cut:]))
     return External(dotted)
+
+
+def _static_exports(record: FileRecord, data: bytes) -> None:
+    """Add to a package ``__init__``'s imports the names its ``if TYPE_CHECKING:`` block
+    imports however deep (``try: ... else: from .trainer import Trainer``): what a lazy module
+    (transformers' ``_LazyModule``) exports at run time, written out for static readers. Only
+    names the record does not bind already; never a star import, never from an ``except``
+    branch (a stand-in for a missing dependency: ``from .utils.dummy_pt_objects import *``)."""
+    try:
+        tree = parse_quietly(data, record.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and (dotted_name(stmt.test) or "").rsplit(".", 1)[
+                -1] == "TYPE_CHECKING":
+            for node in _statements(stmt.body):
+                if isinstance(node, ast.ImportFrom):
+                    target = (resolve_relative(record.module, True, node.level, node.module)
+                              if node.level else node.module or "")
+                    for alias in node.names:
+                        if alias.name != "*" and target:
+                            record.imports.setdefault(alias.asname or alias.name,
+                                                      f"{target}.{alias.name}")
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` and of the blocks nested in it, but ``except`` branches."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.For, ast.While)):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
+        elif isinstance(stmt, ast.With):
+            yield from _statements(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
+            yield from _statements(stmt.finalbody)
 
 
 class PackageVersion:
@@ -81,6 +120,8 @@ class PackageVersion:
                 if found is None:
                     found = extract(path, module, is_package, data)
                     found.content_key = key[1]
+                    if is_package and found.error is None and b"TYPE_CHECKING" in data:
+                        _static_exports(found, data)
                     self._memo[key] = found
                 record = found
             self.records[path] = record
