@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hookguard import progress
+from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.errors import UsageError
 from hookguard.findings import Finding, InputError, Location, Severity
@@ -201,7 +202,7 @@ def run_upgrade(
     scope = upgrade.scope(own_paths)
     result.subclasses = sorted(scope)
     result.changes = upgrade.changes
-    notes.extend(upgrade.missing_bases(checkout, own_paths))
+    notes.extend(upgrade.missing_bases(checkout))
     if not scope:
         notes.append(f"no class in the checkout reaches a class of {name} "
                      "(its bases do not resolve in either version)")
@@ -251,10 +252,14 @@ class _Upgrade:
         self.shims = ShimFinder(new.files)
         self.old_shims = ShimFinder(old.files)
         self._occurs: dict[str, set[str]] = {}
+        self._package: set[str] | None = None
 
     @property
     def package(self) -> set[str]:
-        return set(self.old.records) | set(self.new.records)
+        """The package's files parsed (both versions hold the same: :meth:`_share`)."""
+        if self._package is None:
+            self._package = set(self.old.records) | set(self.new.records)
+        return self._package
 
     def _share(self) -> None:
         """Each version parses what the other one did: both models hold the same files."""
@@ -262,6 +267,7 @@ class _Upgrade:
         self.new.load(self.old.records)
 
     def _build(self) -> None:
+        self._package = None
         self.base = Project.build([*self.own, *self.old.records.values()], self.aliases)
         self.head = Project.build([*self.own, *self.new.records.values()], self.aliases)
 
@@ -278,7 +284,7 @@ class _Upgrade:
         """Build both models and derive the hook changes; parse every file of either version
         that holds the name of a hook that changed, and derive them again, until none is
         left (what the package says about the name anywhere is part of the proof)."""
-        for _ in range(_ROUNDS):
+        for round_ in range(_ROUNDS):
             self._build()
             package = self.package
             changed = {p for p in package
@@ -291,24 +297,24 @@ class _Upgrade:
             for version in (self.old, self.new):
                 for found in version.occurrences(hooks).values():
                     wanted |= found
-            if not (self.old.load(wanted) | self.new.load(wanted)):
+            if round_ == _ROUNDS - 1 or not (self.old.load(wanted) | self.new.load(wanted)):
                 break
             self._share()
         self.changes = package_changes(self.base, self.head, self.package, self.lost,
                                        self.uncalled, self.moved)
 
-    def reaches(self, project: Project, info: ClassInfo | None) -> bool:
-        package = self.package
-        return info is not None and any(
-            isinstance(n, ClassInfo) and n.file.path in package for n in project.mro(info))
-
     def scope(self, own_paths: Collection[str]) -> set[str]:
         """The checkout's classes whose line reaches a class of the package (either version)."""
-        return {fq for fq, info in self.head.classes.items() if info.file.path in own_paths
-                and (self.reaches(self.head, info)
-                     or self.reaches(self.base, self.base.classes.get(fq)))}
+        package = self.package
 
-    def missing_bases(self, checkout: Project, own_paths: Collection[str]) -> list[str]:
+        def reaches(project: Project, info: ClassInfo | None) -> bool:
+            return info is not None and any(isinstance(n, ClassInfo) and n.file.path in package
+                                            for n in project.mro(info))
+
+        return {fq for fq, info in self.head.classes.items() if info.file.path in own_paths
+                and (reaches(self.head, info) or reaches(self.base, self.base.classes.get(fq)))}
+
+    def missing_bases(self, checkout: Project) -> list[str]:
         """Notes for the checkout's bases that the old version defines and the new one does
         not (or not where the checkout imports them from)."""
         old_project, new_project = self.old.project(), self.new.project()
@@ -332,11 +338,8 @@ class _Upgrade:
         return notes
 
     # -- findings ---------------------------------------------------------------------------
-    def findings(self, config: object, scope: set[str], own: list[FileRecord]
+    def findings(self, config: Config, scope: set[str], own: list[FileRecord]
                  ) -> list[Finding]:
-        from hookguard.config import Config
-
-        assert isinstance(config, Config)
         before = run_rules(self.base, config, [], None, select=RULES, only=scope)
         after = run_rules(self.head, config, [], None, self.lost, select=RULES,
                           added_calls=added_calls(self.base, self.head), only=scope)
@@ -465,7 +468,6 @@ class _Upgrade:
         text = str(first.get("message", ""))
         caller, _, problem = text.partition(" calls ")
         problem = problem.partition(": ")[2]
-        method = info.method(method_name)
         shown = _problems(problem)
         message = (f"{info.name}.{method_name} cannot accept the call in {caller} "
                    f"({first.get('path')}:{first.get('line')}, {ver}): {shown}")
@@ -488,7 +490,6 @@ class _Upgrade:
         details = dict(evidence)
         details.pop("kind", None)
         shown_calls = [{**c, "version": ver} for c in (bare or inside or calls)]
-        del method
         return _replace(finding, severity, message, self._evidence(
             "new-arguments", f"{finding.hook}", {**details, "rule": "proven",
                                                  "calls": shown_calls, "shim": shim_json}),
