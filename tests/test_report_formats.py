@@ -377,8 +377,11 @@ def test_github_real_audit(incident: AuditResult, monkeypatch: pytest.MonkeyPatc
 # -- integration files -------------------------------------------------------------------------
 def test_pre_commit_manifest_is_valid() -> None:
     clientlib = pytest.importorskip("pre_commit.clientlib")
-    (hook,) = clientlib.load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
+    hook, fix = clientlib.load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))
     assert hook["id"] == "hookguard"
+    # The fix a blocked commit points to, for set-ups with no hookguard on PATH (manual stage).
+    assert fix["id"] == "hookguard-fix" and fix["stages"] == ["manual"]
+    assert shlex.split(fix["entry"]) == ["hookguard", "fix", "--staged"]
     assert hook["language"] == "python"
     assert hook["require_serial"] is True
     assert hook["pass_filenames"] is False  # the whole checkout is modeled, not the changed set
