@@ -152,6 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--staged", action="store_true",
                      help="fix what 'check --staged' (the pre-commit hook) found: the staged "
                           "tree against HEAD")
+    fix.add_argument("--unsafe-fixes", action="store_true",
+                     help="also apply unsafe fixes: rename a stale override the base calls "
+                          "with other arguments, porting the base's signature")
+    fix.add_argument("--add-override", action="store_true",
+                     help="also add @override (typing on 3.12+, else typing_extensions) to "
+                          "every method proven to override a hook")
     fix.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     fix.add_argument("--no-history", action="store_true",
                      help="do not use git history as evidence")

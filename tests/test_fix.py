@@ -45,24 +45,32 @@ def stale(root: Path, **options: object) -> dict[str, Finding]:
 
 
 # -- the incident ------------------------------------------------------------------------------
-def test_incident_rename_is_refused_because_the_base_calls_the_hook_with_an_argument(
+def test_incident_rename_is_held_back_because_the_base_calls_the_hook_with_an_argument(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Renaming the M3 override to ``_prepare_page_table_tensor(self)`` would make the base's
     ``self._prepare_page_table_tensor(capacity)`` call raise TypeError: a dead override would
-    become a crash. ``fix`` refuses and says why; only the HG002 keywords are added."""
+    become a crash. Only a port of the base's signature fixes it, an unsafe fix: ``fix`` holds
+    it back and says why; only the HG002 keywords are added (``tests/test_fix_kinds.py``
+    applies the port under ``--unsafe-fixes``)."""
     repo = build.build_kvcache_repo(tmp_path / "kv")
     before = snapshot(repo)
     code = fix(repo)
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert code == 1
     assert (
-        f"{M3}:68: refused HG001: renaming would turn a dead override into a crash: "
+        f"{M3}:68: held back HG001 (unsafe fix, use --unsafe-fixes): renamed "
+        "MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors to _prepare_page_table_tensor "
+        "and 1 reference in MiniMaxM3KVCacheManagerV2, with the signature of "
+        "KVCacheManagerV2._prepare_page_table_tensor: "
+        "_prepare_page_table_tensor(self, index_mapper_capacity=None), since "
         "KVCacheManagerV2.__init__ calls self._prepare_page_table_tensor(...) "
         "(trtllm_mini/pyexecutor/kv_cache_manager_v2.py:115), which "
         "MiniMaxM3KVCacheManagerV2._build_pool_mapping_tensors(self) cannot accept (takes 0 "
-        "positional arguments but 1 were given); port it to _prepare_page_table_tensor by hand"
+        "positional arguments but 1 were given)"
     ) in out
+    assert "1 fix held back as unsafe (use --unsafe-fixes)" in captured.err
     assert (
         "trtllm_mini/attention_backend/sparse/deepseek_v4/cache_manager.py:39: refused HG001: "
         "the hook was removed, not renamed: delete the method or move its logic"
@@ -130,16 +138,18 @@ def test_cli_fix_then_clean_second_run(tmp_path: Path) -> None:
     assert "+        num_blocks_per_seq=None,\n" in dry.stdout
     assert snapshot(repo) == before
     first = cli()
-    assert first.returncode == 1, first.stderr  # two refusals
+    assert first.returncode == 1, first.stderr  # a refusal, an unsafe fix held back
     assert f"{M3}:92: fixed HG002: added keyword-only parameters" in first.stdout
     after = snapshot(repo)
     assert after[M3] != before[M3]
     second = cli()
     assert "fixed" not in second.stdout
     assert snapshot(repo) == after
-    # Nothing left that --diff would change: exit 0, though two findings stay refused.
+    # Nothing left that --diff would change: exit 0, though a finding stays refused and the
+    # unsafe fix held back is shown, commented out.
     nothing = cli("--diff")
-    assert (nothing.returncode, nothing.stdout) == (0, ""), nothing.stderr
+    assert nothing.returncode == 0, nothing.stderr
+    assert nothing.stdout and all(line.startswith("#") for line in nothing.stdout.splitlines())
 
 
 # -- refusals ----------------------------------------------------------------------------------

@@ -61,24 +61,30 @@ def test_rename_adds_the_keywords_the_base_passes(git_repo: Callable[..., GitRep
     assert findings(repo.root) == []  # no HG002 on the renamed override
 
 
-def test_rename_that_the_drift_rule_would_reject_is_refused(
+def test_rename_that_the_drift_rule_would_reject_is_held_back_as_unsafe(
     git_repo: Callable[..., GitRepo]
 ) -> None:
+    """The plain rename would crash; the port of the base's signature is an unsafe fix, held
+    back without ``--unsafe-fixes`` (``tests/test_fix_kinds.py`` applies it)."""
     repo = renamed_repo(git_repo, BASE.replace("self.setup()", "self.prepare(1, 2)")
                         .replace("def setup(self)", "def prepare(self, a, b)"))
     before = (repo.root / "pkg/child.py").read_text()
     proc = hookguard(repo.root, "fix", "--no-cache")
     assert proc.returncode == 1
     assert (
-        "pkg/child.py:5: refused HG001: renaming would turn a dead override into a crash: "
-        "Base.run calls self.prepare(...) (pkg/base.py:3), which Child.setup(self) cannot "
-        "accept (takes 0 positional arguments but 2 were given); port it to prepare by hand"
+        "pkg/child.py:5: held back HG001 (unsafe fix, use --unsafe-fixes): renamed Child.setup "
+        "to prepare, with the signature of Base.prepare: prepare(self, a, b), since Base.run "
+        "calls self.prepare(...) (pkg/base.py:3), which Child.setup(self) cannot accept (takes "
+        "0 positional arguments but 2 were given)"
     ) in proc.stdout, proc.stdout
+    assert "1 fix held back as unsafe (use --unsafe-fixes)" in proc.stderr
     assert (repo.root / "pkg/child.py").read_text() == before
     explain = hookguard(repo.root, "explain", "HG001").stdout
     assert "would turn a dead override into a TypeError" in " ".join(explain.split())
     diff = hookguard(repo.root, "fix", "--diff", "--no-cache")
-    assert (diff.returncode, diff.stdout) == (0, "")  # nothing it would change
+    assert diff.returncode == 0  # nothing it would change without --unsafe-fixes ...
+    assert "# -    def setup(self):\n# +    def prepare(self, a, b):\n" in diff.stdout
+    assert all(line.startswith("#") for line in diff.stdout.splitlines())  # ... shown only
 
 
 def test_override_decorator_without_a_base_hook_says_so(tmp_path: Path) -> None:

@@ -62,7 +62,7 @@ import secrets
 import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,8 +70,16 @@ import libcst as cst
 
 from hookguard.errors import UsageError
 from hookguard.findings import Finding
-from hookguard.fix.codemods import fix_module
-from hookguard.fix.plan import Fix, Outcome, RenameFix, plan_fixes
+from hookguard.fix.codemods import find_def, fix_module
+from hookguard.fix.plan import (
+    Fix,
+    Outcome,
+    OverrideFix,
+    PortFix,
+    RenameFix,
+    plan_fixes,
+    plan_overrides,
+)
 
 if TYPE_CHECKING:
     from hookguard.model.project import Project
@@ -103,6 +111,9 @@ class FileResult:
 class FixReport:
     outcomes: list[Outcome] = field(default_factory=list)
     files: list[FileResult] = field(default_factory=list)
+    # What ``--unsafe-fixes`` would change on top of ``files`` (before: as ``files`` leave
+    # each file), when the unsafe fixes were held back.
+    held_files: list[FileResult] = field(default_factory=list)
 
     @property
     def refused(self) -> list[Outcome]:
@@ -112,8 +123,94 @@ class FixReport:
     def fixed(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.status == "fixed"]
 
+    @property
+    def held(self) -> list[Outcome]:
+        """Unsafe fixes held back (they apply under ``--unsafe-fixes``)."""
+        return [o for o in self.outcomes if o.status == "held"]
+
     def diff(self) -> str:
-        return "".join(f.diff() for f in self.files)
+        """The patch of what ``fix`` writes (or would write). A file with an unsafe fix in it
+        is preceded by one ``# unsafe fix: ...`` line per unsafe fix, which ``git apply`` and
+        ``patch`` read as commentary."""
+        out: list[str] = []
+        for result in self.files:
+            text = result.diff()
+            if not text:
+                continue
+            out.extend(f"# unsafe fix: {_mark(o)}\n" for o in self.outcomes
+                       if o.unsafe and o.status == "fixed" and o.path == result.path)
+            out.append(text)
+        return "".join(out)
+
+    def held_diff(self) -> str:
+        """The unsafe fixes held back, as a patch on top of :meth:`diff` with every line
+        commented out (``# ``): shown, never applied by ``git apply``."""
+        texts = [f.diff() for f in self.held_files]
+        if not any(texts):
+            return ""
+        lines = ["# unsafe fixes held back; hookguard fix --unsafe-fixes would also apply:\n"]
+        lines.extend(f"# unsafe fix: {_mark(o)}\n" for o in self.held)
+        for text in texts:
+            lines.extend(f"# {line}" if line.strip() else "#\n"
+                         for line in text.splitlines(keepends=True))
+        return "".join(lines)
+
+
+def _mark(outcome: Outcome) -> str:
+    from hookguard.report.escape import printable, safe_path
+
+    text = f"{safe_path(outcome.path)}:{outcome.line} {outcome.code}: {outcome.message}"
+    return printable(text)
+
+
+@dataclass
+class _Context:
+    """What every file's transform shares: the base ``def`` of each port, read once; where
+    ``@override`` comes from; the checkout's module names."""
+
+    root: Path
+    project: Project | None = None
+    override_from: str = "typing_extensions"
+    bases: dict[tuple[str, int], tuple[cst.Module, cst.FunctionDef] | str] = field(
+        default_factory=dict)
+    modules: dict[str, cst.Module | str] = field(default_factory=dict)
+    # A file's result depends only on its fixes: the safe pass after a held-back port does
+    # not parse again a file whose fixes it shares with the first pass.
+    done: dict[tuple[str, tuple[int, ...]], tuple[list[Outcome], FileResult | None]] = field(
+        default_factory=dict)
+
+    @property
+    def first_party(self) -> frozenset[str]:
+        if self.project is None:
+            return frozenset()
+        return frozenset(m.split(".")[0] for m in self.project.modules if m)
+
+    def base_def(self, fix: PortFix) -> tuple[cst.Module, cst.FunctionDef] | str:
+        key = (fix.base_path, fix.base_line)
+        if key not in self.bases:
+            module = self.modules.get(fix.base_path)
+            if module is None:
+                module = _parse(self.root, fix.base_path)
+                self.modules[fix.base_path] = module
+            self.bases[key] = module if isinstance(module, str) else find_def(
+                module, fix.base_line, fix.base_cls, fix.new)
+        return self.bases[key]
+
+
+def _parse(root: Path, rel: str) -> cst.Module | str:
+    unsafe = unsafe_target(root, rel, write=False)
+    if unsafe is not None:
+        return unsafe
+    try:
+        return cst.parse_module((root / rel).read_bytes())
+    except OSError as exc:
+        return f"cannot read {rel}: {exc.strerror or exc}"
+    except cst.ParserSyntaxError as exc:
+        return f"libcst cannot parse {rel} (line {exc.raw_line})"
+
+
+Group = tuple[str, int, str]
+_Results = dict[str, tuple[list[Outcome], "FileResult | None"]]
 
 
 def fix_findings(
@@ -122,6 +219,9 @@ def fix_findings(
     *,
     write: bool = True,
     project: Project | None = None,
+    unsafe: bool = False,
+    add_override: str | None = None,
+    scopes: Sequence[str] = ("",),
 ) -> FixReport:
     """Fix what can be fixed among ``findings`` (paths relative to ``root``).
 
@@ -130,28 +230,47 @@ def fix_findings(
     :meth:`FixReport.diff`). A fix that cannot be applied safely is refused with a reason; the
     other fixes still happen. With the audit's ``project``, a rename also renames the
     overrides and ``self`` references of the class's descendants, all or nothing.
+
+    A rename the base's calls could not bind is an unsafe fix, a port of the base's signature
+    (:class:`~hookguard.fix.plan.PortFix`): applied with ``unsafe``, otherwise held back, and
+    shown by :meth:`FixReport.held_diff`. ``add_override`` (``typing`` or
+    ``typing_extensions``) also adds ``@override`` from that module to every method under
+    ``scopes`` proven to override a hook (:func:`~hookguard.fix.plan.plan_overrides`).
     """
-    fixes, refused = plan_fixes(findings, project)
-    sizes = Counter(f.group for f in fixes)
-    excluded: dict[tuple[str, int, str], str] = {}
-    while True:
-        active = [f for f in fixes if f.group not in excluded]
-        by_file: dict[str, list[Fix]] = {}
-        for fix in active:
-            by_file.setdefault(fix.path, []).append(fix)
-        results = {rel: fix_file(root, rel, items, write=write)
-                   for rel, items in sorted(by_file.items())}
-        more: dict[tuple[str, int, str], str] = {}
-        for rel, (outcomes, _) in results.items():
-            for fix, outcome in zip(by_file[rel], outcomes, strict=True):
-                if outcome.status == "refused" and sizes[fix.group] > 1:
-                    more.setdefault(fix.group, _group_reason(fix, outcome))
-        if not more:
-            break
-        excluded.update(more)  # a group is all or nothing: plan again without it
-    report = FixReport(outcomes=list(refused))
+    fixes, refused = plan_fixes(findings, project, ports=project is not None)
+    if add_override and project is not None:
+        fixes.extend(plan_overrides(project, scopes, fixes))
+    context = _Context(root, project, add_override or "typing_extensions")
+    risky = {f.group for f in fixes if isinstance(f, PortFix)}
+    by_file, results, excluded = _apply_all(root, fixes, write, context)
+    held: list[Outcome] = []
+    held_files: list[FileResult] = []
+    if risky and not unsafe:
+        full = results
+        for fix in fixes:
+            if fix.group not in risky or not isinstance(fix, RenameFix) or fix.follows:
+                continue
+            if fix.group in excluded:
+                held.append(fix.outcome("refused", excluded[fix.group]))
+                continue
+            for fixed, outcome in zip(by_file[fix.path], full[fix.path][0], strict=True):
+                if fixed is fix:
+                    held.append(replace(outcome, status="held", unsafe=True)
+                                if outcome.status == "fixed" else outcome)
+        safe = [f for f in fixes if f.group not in risky
+                and not (isinstance(f, OverrideFix) and f.after in risky)]
+        by_file, results, excluded = _apply_all(root, safe, write, context)
+        for rel, (_, result) in sorted(full.items()):
+            if result is None or not result.changed:
+                continue
+            now = results.get(rel, ([], None))[1]
+            base = now.after if now is not None else result.before
+            if base != result.after:
+                held_files.append(FileResult(rel, base, result.after, result.encoding))
+    report = FixReport(outcomes=[*refused, *held], held_files=held_files)
     for fix in fixes:
-        if fix.group in excluded and isinstance(fix, RenameFix) and not fix.follows:
+        if (fix.group in excluded and isinstance(fix, RenameFix) and not fix.follows
+                and (unsafe or fix.group not in risky)):
             report.outcomes.append(fix.outcome("refused", excluded[fix.group]))
     changed = {rel: result for rel, (_, result) in results.items()
                if result is not None and result.changed}
@@ -164,11 +283,42 @@ def fix_findings(
                         for f, o in zip(by_file[rel], outcomes, strict=True)]
             assert result is not None
             result = FileResult(rel, result.before, result.before, result.encoding)
-        report.outcomes.extend(o for o in outcomes if o.message)
+        report.outcomes.extend(
+            replace(o, unsafe=True) if f.group in risky and o.status == "fixed" else o
+            for f, o in zip(by_file[rel], outcomes, strict=True) if o.message)
         if result is not None:
             report.files.append(result)
     report.outcomes.sort(key=lambda o: (o.path, o.line, o.code))
     return report
+
+
+def _apply_all(
+    root: Path, fixes: Sequence[Fix], write: bool, context: _Context
+) -> tuple[dict[str, list[Fix]], _Results, dict[Group, str]]:
+    """Every fix applied in memory, a group all or nothing: a group with a refused fix is
+    planned again without it (an ``@override`` waiting for a rename goes with it)."""
+    sizes = Counter(f.group for f in fixes)
+    excluded: dict[Group, str] = {}
+    while True:
+        active = [f for f in fixes if f.group not in excluded
+                  and not (isinstance(f, OverrideFix) and f.after in excluded)]
+        by_file: dict[str, list[Fix]] = {}
+        for fix in active:
+            by_file.setdefault(fix.path, []).append(fix)
+        results: _Results = {}
+        for rel, items in sorted(by_file.items()):
+            key = (rel, tuple(id(f) for f in items))
+            if key not in context.done:
+                context.done[key] = fix_file(root, rel, items, write=write, context=context)
+            results[rel] = context.done[key]
+        more: dict[Group, str] = {}
+        for rel, (outcomes, _) in results.items():
+            for fix, outcome in zip(by_file[rel], outcomes, strict=True):
+                if outcome.status == "refused" and sizes[fix.group] > 1:
+                    more.setdefault(fix.group, _group_reason(fix, outcome))
+        if not more:
+            return by_file, results, excluded
+        excluded.update(more)  # a group is all or nothing: plan again without it
 
 
 def _families(
@@ -206,7 +356,8 @@ def _group_reason(fix: Fix, outcome: Outcome) -> str:
 
 
 def fix_file(
-    root: Path, rel: str, fixes: Sequence[Fix], *, write: bool = True
+    root: Path, rel: str, fixes: Sequence[Fix], *, write: bool = True,
+    context: _Context | None = None,
 ) -> tuple[list[Outcome], FileResult | None]:
     """Apply ``fixes`` to ``rel`` in memory. With ``write`` (the result will be written) a
     read-only file is refused; a link or a file outside the checkout always is."""
@@ -225,7 +376,15 @@ def fix_file(
         module = cst.parse_module(before)
     except cst.ParserSyntaxError as exc:
         return refuse_all(f"libcst cannot parse {rel} (line {exc.raw_line}): fix by hand")
-    new_module, outcomes = fix_module(module, fixes)
+    context = context or _Context(root)
+    bases = {(f.base_path, f.base_line): context.base_def(f)
+             for f in fixes if isinstance(f, PortFix)}
+    record = context.project.files.get(rel) if context.project is not None else None
+    new_module, outcomes = fix_module(
+        module, fixes, bases, context.override_from, context.first_party,
+        record.module if record is not None else "",
+        record.is_package if record is not None else False,
+    )
     after = new_module.bytes
     if after != before and module.bytes != before:
         # libcst did not reproduce the file exactly (blank lines in a file mixing tabs and

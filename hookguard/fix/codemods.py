@@ -6,13 +6,27 @@ the fix is safe there, then applies all accepted fixes in a single :class:`_Tran
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from hookguard.fix.plan import Fix, Outcome, ParamsFix, RenameFix, outside_note
+from hookguard.fix.decorate import OverrideImport, add_import, is_override_decorator, plan_import
+from hookguard.fix.plan import (
+    Fix,
+    Outcome,
+    OverrideFix,
+    ParamsFix,
+    PortFix,
+    RenameFix,
+    outside_note,
+)
+from hookguard.fix.port import Ported, module_bindings, ported_parameters
+
+#: The base module and ``def`` a :class:`PortFix` takes its signature from, keyed by
+#: ``(base_path, base_line)``; a reason when it cannot be read.
+BaseDefs = Mapping[tuple[str, int], "tuple[cst.Module, cst.FunctionDef] | str"]
 
 REFLECTIVE = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
@@ -85,16 +99,45 @@ class _Locator(cst.CSTVisitor):
         return _Target(found[0].node, cls)
 
 
-def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, list[Outcome]]:
-    """Apply ``fixes`` (all for this module) in one pass; one outcome per fix, in order."""
+def find_def(
+    module: cst.Module, line: int, cls: str, name: str
+) -> tuple[cst.Module, cst.FunctionDef] | str:
+    """The ``def name`` on ``line`` directly in class ``cls`` of ``module`` (with the module
+    it is a node of), or why it is not there."""
+    wrapper = MetadataWrapper(module)
+    locator = _Locator()
+    wrapper.visit(locator)
+    found = [d for d in locator.defs.get(line, ()) if d.node.name.value == name]
+    if not found or found[0].cls is None or found[0].cls.name.value != cls:
+        return f"no def {cls}.{name} at line {line} (has the file changed since the audit?)"
+    return wrapper.module, found[0].node
+
+
+def fix_module(
+    module: cst.Module,
+    fixes: Sequence[Fix],
+    bases: BaseDefs | None = None,
+    override_from: str = "typing_extensions",
+    first_party: frozenset[str] = frozenset(),
+    module_name: str = "",
+    is_package: bool = False,
+) -> tuple[cst.Module, list[Outcome]]:
+    """Apply ``fixes`` (all for this module) in one pass; one outcome per fix, in order.
+
+    ``bases``: the base ``def`` of each :class:`PortFix`. ``override_from``: the module an
+    ``@override`` this file lacks is imported from; ``first_party``: the checkout's top-level
+    packages (where a new import line goes)."""
     wrapper = MetadataWrapper(module)
     locator = _Locator()
     wrapper.visit(locator)
     outcomes: dict[int, Outcome] = {}
     classes: dict[cst.ClassDef, _ClassPlan] = {}
     renames: dict[cst.FunctionDef, RenameFix] = {}
+    ports: dict[cst.FunctionDef, Ported] = {}
     params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]] = {}
     planned: dict[int, tuple[_ClassPlan, tuple[str, ...]]] = {}
+    decorate: dict[cst.FunctionDef, OverrideImport] = {}
+    here = module_bindings(wrapper.module, module_name, is_package)
 
     targets: dict[int, _Target] = {}
     for index, fix in enumerate(fixes):
@@ -113,6 +156,8 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
     for index, target in targets.items():
         fix = fixes[index]
         cls = target.cls
+        if isinstance(fix, OverrideFix):
+            continue  # once every rename is decided (below)
         if isinstance(fix, RenameFix):
             olds = sorted(wanted.get((cls, fix.new), ()))
             reason = _rename_refusal(cls, fix)
@@ -124,6 +169,14 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
             plan = classes.setdefault(cls, _ClassPlan(cls.name.value))
             if not reason and plan.renames.get(fix.old, fix.new) != fix.new:
                 reason = f"{fix.cls}.{fix.old} is already being renamed"
+            if not reason and isinstance(fix, PortFix) and target.node is not None:
+                port = _port(fix, target.node, wrapper.module, here, bases)
+                if isinstance(port, str):
+                    reason = (f"renaming would turn a dead override into a crash: {fix.why}; "
+                              f"and its signature cannot be ported: {port}; port it to "
+                              f"{fix.new} by hand")
+                else:
+                    ports[target.node] = port
             if reason:
                 outcomes[index] = fix.outcome("refused", reason)
                 continue
@@ -135,6 +188,8 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
         else:
             assert target.node is not None
             add, reason = _params_to_add(target.node, fix)
+            if not reason and target.node in ports:
+                reason = f"{fix.cls}.{fix.method} is ported to its base's signature instead"
             if reason:
                 outcomes[index] = fix.outcome("refused", reason)
             elif not add:
@@ -145,9 +200,48 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
                 params.setdefault(target.node, []).append((fix, add))
                 planned[index] = (classes.setdefault(cls, _ClassPlan(cls.name.value)), add)
 
-    new_module = wrapper.module.visit(_Transformer(classes, renames, params))
+    spelled: OverrideImport | str | None = None
+    for index, target in targets.items():
+        fix = fixes[index]
+        if not isinstance(fix, OverrideFix) or target.node is None:
+            continue
+        node = target.node
+        if (fix.after is not None and node not in renames) or any(
+            is_override_decorator(d) for d in node.decorators
+        ) or _class_bindings(target.cls).get(fix.method, 0) > 1:
+            outcomes[index] = fix.outcome("unchanged", "")  # not (yet) an override, or done
+            continue
+        if spelled is None:
+            spelled = plan_import(wrapper.module, override_from)
+        if isinstance(spelled, str):
+            outcomes[index] = fix.outcome("refused", spelled)
+            continue
+        if any(is_override_decorator(d, spelled.decorator) for d in node.decorators):
+            outcomes[index] = fix.outcome("unchanged", "")  # ``@ov``: override imported as ov
+            continue
+        if spelled.root in _class_bindings(target.cls):
+            outcomes[index] = fix.outcome(
+                "refused", f"{fix.cls} binds the name {spelled.root} in its body: add "
+                "@override by hand")
+            continue
+        decorate[node] = spelled
+        rename = renames.get(node)
+        name = rename.new if rename is not None else fix.method
+        outcomes[index] = fix.outcome("fixed", f"{fix.cls}.{name} (overrides {fix.base})")
+    if decorate and isinstance(spelled, OverrideImport) and spelled.needs_import:
+        first = min(i for i, o in outcomes.items() if isinstance(fixes[i], OverrideFix)
+                    and o.status == "fixed")
+        done = outcomes[first]
+        outcomes[first] = fixes[first].outcome(
+            "fixed", f"{done.message}; imported override from {spelled.source}")
+
+    new_module = wrapper.module.visit(_Transformer(classes, renames, params, ports, decorate))
+    if decorate and isinstance(spelled, OverrideImport) and spelled.needs_import:
+        new_module = add_import(new_module, spelled, first_party)
     for index, (plan, added) in planned.items():
         fix = fixes[index]
+        if isinstance(fix, OverrideFix):  # pragma: no cover - never planned here
+            continue
         if isinstance(fix, ParamsFix):
             kind = "keyword-only parameter" if fix.keyword_only else "parameter"
             outcomes[index] = fix.outcome(
@@ -159,6 +253,20 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
         refs = plan.counts.get(fix.old, 0)
         n_refs = f"{refs} reference{'s' * (refs != 1)}"
         also = f" and {n_refs} in {fix.cls}" if refs else ""
+        if isinstance(fix, PortFix) and not fix.follows:
+            def_node = targets[index].node
+            ported = ports.get(def_node) if def_node is not None else None
+            signature = ported.signature if ported is not None else "(...)"
+            relaxed = "".join(
+                f"; {name} defaults to None: {who} calls it without one"
+                for name, who in fix.relaxed)
+            message = (
+                f"renamed {fix.cls}.{fix.old} to {fix.new}{also}, with the signature of "
+                f"{fix.base_cls}.{fix.new}: {fix.new}{signature}, since {fix.why}{relaxed}"
+                f"{outside_note(fix.finding)}"
+            )
+            outcomes[index] = fix.outcome("fixed", message)
+            continue
         if not fix.follows:
             message = f"renamed {fix.cls}.{fix.old} to {fix.new}{also}{outside_note(fix.finding)}"
         elif not fix.refs_only:
@@ -180,6 +288,23 @@ def fix_module(module: cst.Module, fixes: Sequence[Fix]) -> tuple[cst.Module, li
             message = f"renamed {n_refs} to {fix.follows} in {fix.cls} to {fix.new}"
         outcomes[index] = fix.outcome("fixed", message)
     return new_module, [outcomes[i] for i in range(len(fixes))]
+
+
+def _port(
+    fix: PortFix, node: cst.FunctionDef, module: cst.Module, here: object,
+    bases: BaseDefs | None,
+) -> Ported | str:
+    from hookguard.fix.port import Bindings
+
+    assert isinstance(here, Bindings)
+    found = (bases or {}).get((fix.base_path, fix.base_line))
+    if found is None:
+        return f"{fix.base_path} was not read"
+    if isinstance(found, str):
+        return found
+    base_module, base_def = found
+    there = module_bindings(base_module, fix.base_module, fix.base_is_package)
+    return ported_parameters(fix, node, module, here, base_def, base_module, there)
 
 
 # -- checks ----------------------------------------------------------------------------------
@@ -332,11 +457,15 @@ class _Transformer(cst.CSTTransformer):
         classes: dict[cst.ClassDef, _ClassPlan],
         renames: dict[cst.FunctionDef, RenameFix],
         params: dict[cst.FunctionDef, list[tuple[ParamsFix, tuple[str, ...]]]],
+        ports: dict[cst.FunctionDef, Ported] | None = None,
+        decorate: dict[cst.FunctionDef, OverrideImport] | None = None,
     ) -> None:
         super().__init__()
         self.classes = classes
         self.renames = renames
         self.params = params
+        self.ports = ports or {}
+        self.decorate = decorate or {}
         self._stack: list[_ClassPlan | None] = []
 
     @property
@@ -360,9 +489,19 @@ class _Transformer(cst.CSTTransformer):
             updated_node = updated_node.with_changes(
                 name=updated_node.name.with_changes(value=rename.new)
             )
+        port = self.ports.get(original_node)
+        if port is not None:
+            updated_node = updated_node.with_changes(
+                params=port.params, whitespace_before_params=port.whitespace_before_params
+            )
         for fix, names in self.params.get(original_node, ()):
             updated_node = updated_node.with_changes(
                 params=add_params(updated_node, names, fix.keyword_only)
+            )
+        spelled = self.decorate.get(original_node)
+        if spelled is not None:
+            updated_node = updated_node.with_changes(
+                decorators=[spelled.node(), *updated_node.decorators]
             )
         return updated_node
 
