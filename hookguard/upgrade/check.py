@@ -18,8 +18,10 @@ call does not pass):
 1. a call ``self.hook(...)`` or ``cls.hook(...)`` in a method of a package class in the
    override's MRO, in the new version, that the override cannot bind as CPython would
    (:func:`hookguard.model.binding.bind`);
-2. that the override could take from that caller in the old version: a finding the old version
-   gives alike (same rule, class and hook, no call that was not there) is not reported;
+2. from a caller whose calls the override could take in the old version: a caller that failed
+   for it in the old version too is no news, whatever it passes now (an HG002 finding of the
+   old version for the same class and hook names its callers), and a finding with no new
+   caller is not reported;
 3. HG002's own conditions for a proof hold (``docs/design.md``, "What an error proves"): every
    class between the override and the caller is known (a base outside both the checkout and
    the package that may define the hook makes it a warning), the caller runs for the class
