@@ -15,7 +15,7 @@ from hookguard.commands.common import (
     summarise,
 )
 from hookguard.errors import UsageError
-from hookguard.findings import Finding
+from hookguard.findings import Finding, Severity
 from hookguard.hookmap import HookMap
 from hookguard.model.project import ClassInfo, Project
 
@@ -38,10 +38,11 @@ def run_report(args: argparse.Namespace) -> int:
                         classes_of(result))
     hook_maps: list[HookMap] = []
     dead: dict[str, list[Finding]] = {}
+    left_out = 0
     if result.project is not None:
-        hook_maps, dead = families(result.project, result.findings)
+        hook_maps, dead, left_out = families(result.project, result.findings)
     page = render_html(result.findings, result.errors, result.notes, summary, result.root,
-                       hook_maps, dead, code_link_base(result.root, target))
+                       hook_maps, dead, code_link_base(result.root, target), left_out)
     try:
         target.write_text(page, encoding="utf-8", errors="surrogateescape")
     except OSError as exc:
@@ -54,23 +55,28 @@ def run_report(args: argparse.Namespace) -> int:
 
 def families(
     project: Project, findings: list[Finding]
-) -> tuple[list[HookMap], dict[str, list[Finding]]]:
-    """The hook map of each family a finding is about (the ancestor whose hook it concerns),
-    and each family's stale-override findings."""
+) -> tuple[list[HookMap], dict[str, list[Finding]], int]:
+    """The hook map of each family a finding is about (the ancestor whose hook it concerns;
+    the first :data:`MAX_FAMILIES`, those with error-level findings first), each family's
+    stale-override findings, and how many families were left out. A map's rows are the hooks
+    some subclass overrides (:func:`~hookguard.hookmap.build_hook_map`)."""
     from hookguard.hookmap import build_hook_map
 
     bases: dict[str, ClassInfo] = {}
+    errors: set[str] = set()
     dead: dict[str, list[Finding]] = {}
     for finding in findings:
         base = _family_base(project, finding)
         if base is None:
             continue
         bases.setdefault(base.fq, base)
+        if finding.severity is Severity.ERROR:
+            errors.add(base.fq)
         if finding.rule == "stale-override":
             dead.setdefault(base.fq, []).append(finding)
-    maps = [build_hook_map(project, base, findings)
-            for base in list(bases.values())[:MAX_FAMILIES]]
-    return maps, dead
+    ordered = sorted(bases.values(), key=lambda b: b.fq not in errors)  # (stable)
+    maps = [build_hook_map(project, base, findings) for base in ordered[:MAX_FAMILIES]]
+    return maps, dead, max(0, len(ordered) - MAX_FAMILIES)
 
 
 def _family_base(project: Project, finding: Finding) -> ClassInfo | None:
