@@ -263,3 +263,19 @@ def test_a_member_built_as_several_classes_proves_no_pairing(
     found = audited(repo)
     key = "HG002 pkg.distributions.DiagGaussian.proba_distribution_net"
     assert found[key].severity is Severity.ERROR
+
+
+def test_a_name_an_unrelated_class_defines_and_is_called_on_keeps_the_proof(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """``trainer.predict(model)`` names the Trainer's own ``predict``: it proves nothing about
+    the dead ``predict`` overrides of the family that lost the hook (the recall loss 9df890c
+    made: four verified incidents became warnings)."""
+    repo = git_repo()
+    trainer = ("class Trainer:\n    def predict(self, model):\n        return model\n\n\n"
+               "def main(model):\n    return Trainer().predict(model)\n")
+    repo.commit("protocols", {"pkg/__init__.py": "", "pkg/protocol.py": PROTOCOL.replace(
+        "update_close", "predict"), "pkg/trainer.py": trainer})
+    repo.commit("Drop predict", {"pkg/protocol.py": MOVED.replace("update_close", "predict")})
+    found = audited(repo)
+    assert found["HG001 pkg.protocol.AProtocol.predict"].severity is Severity.ERROR

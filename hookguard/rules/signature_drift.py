@@ -340,10 +340,10 @@ class SignatureDrift(Rule):
                             f"a {held.name}: nothing shows it ever holds a {info.name})")
             alternatives = (members.constructed(holder, call.explicit_base)
                             if exact and call.explicit_base else [])
-            if len({c.fq for c in alternatives}) > 1:
+            branched = len({c.fq for c in alternatives}) > 1
+            if branched:
                 # ``if use_sde: self.dist = SDE(...) else: self.dist = Gaussian(...)``: the call
                 # may sit on the other class's path (first-contact round 2).
-                annotated = True
                 names = ", ".join(dict.fromkeys(c.name for c in alternatives))
                 message += (f" (self.{call.explicit_base} is assigned one of {names} on different "
                             f"paths: nothing shows this call's path holds a {info.name})")
@@ -351,9 +351,10 @@ class SignatureDrift(Rule):
                 result.surplus_positional or result.missing or result.duplicated)
             return self.finding(
                 info, method, hook=method.name, message=message,
-                severity=Severity.WARNING if annotated else None,
+                severity=Severity.WARNING if annotated or branched else None,
                 evidence={
-                    "kind": "annotated-member" if annotated else "proven-member",
+                    "kind": ("annotated-member" if annotated else "branched-member" if branched
+                             else "proven-member"),
                     "missing": list(result.unexpected),
                     "keyword_only": all(n in call.keywords for n in result.unexpected),
                     "fixable": fixable,

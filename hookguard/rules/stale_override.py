@@ -280,12 +280,18 @@ class StaleOverride(Rule):
                      if c is not info or _uses_itself(info, method)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
         reasons = [outside] if outside else []
-        if not outside and name in ctx.references.code_attributes:
-            # ``self.protocol.update_close(...)`` elsewhere, where siblings outside this line
-            # define the name too: the receiver may hold this class (issue 23, shape 1). No
-            # proof that nothing reaches the override.
-            reasons.append(f"'{name}' is used on other objects elsewhere, which may hold a "
-                           f"{info.name}")
+        if not outside and name in ctx.references.code_attributes and (
+            evidence.ancestor is not None and all(
+                c.fq in ctx.family(evidence.ancestor)
+                for c in ctx.references.definers.get(name, ()))
+        ):
+            # ``self.protocol.update_close(...)`` elsewhere, where only classes of the family
+            # that lost the hook define the name (siblings outside this class's own line): the
+            # receiver may hold this class (issue 23, shape 1). A name an unrelated class also
+            # defines (``trainer.predict(...)``) most likely means that class, and proves
+            # nothing either way, as for a class's own line.
+            reasons.append(f"'{name}' is used on other objects elsewhere, and only classes "
+                           f"of {evidence.ancestor.name}'s family define it")
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
         # Anywhere in the MRO, not only before the class that lost the hook: a framework
