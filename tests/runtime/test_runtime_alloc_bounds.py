@@ -152,9 +152,12 @@ HOSTILE = [
 ]
 
 CHILD = textwrap.dedent("""
-    import json, resource, sys, time
-    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+    import json, os, resource, sys, time
     import torch
+    # 3 GiB of address space beyond what torch itself maps (a CUDA build maps many GiB of it
+    # when imported, so a limit set before the import would stop the import, not the test)
+    mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + (3 << 30), mapped + (3 << 30)))
     from hookguard.runtime.expr import Expression, Namespace
     exec(sys.argv[1])
     out = []
