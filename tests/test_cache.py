@@ -9,7 +9,6 @@ import os
 import pickle
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest

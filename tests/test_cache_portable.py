@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest

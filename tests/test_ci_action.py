@@ -248,7 +248,8 @@ def run_action(
     run = Run()
     declared = ACTION["inputs"]
     assert set(inputs) <= set(declared), set(inputs) - set(declared)
-    inputs = {"cache-key": REPOSITORY_SECRET, **inputs}  # what a workflow passes, unless a test says
+    # What a workflow passes, unless a test says otherwise.
+    inputs = {"cache-key": REPOSITORY_SECRET, **inputs}
     context: dict[str, object] = {"github": dict(github), "runner": {"os": "Linux"}, "steps": {}}
     context["inputs"] = {
         name: inputs.get(name, interpolate(str(spec.get("default", "")), context))

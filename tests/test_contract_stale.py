@@ -69,7 +69,8 @@ def test_contracts_check_command(tmp_path: Path) -> None:
     assert "elsewhere.Manager is not in the checkout" in proc.stdout
     # In a plain audit a contract for a class outside the checkout describes a dependency.
     assert stale_messages(tmp_path) == []
-    (tmp_path / "contracts/m.toml").write_text("[[hook]]\nclass = \"pkg.manager.Manager\"\nmetod = \"x\"\n")
+    (tmp_path / "contracts/m.toml").write_text(
+        "[[hook]]\nclass = \"pkg.manager.Manager\"\nmetod = \"x\"\n")
     bad = subprocess.run([sys.executable, "-m", "hookguard", "contracts", "check"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 2 and "contracts/m.toml:3" in bad.stderr and "metod" in bad.stderr
