@@ -97,10 +97,12 @@ class StaleOverride(Rule):
     autofix = (
         "`hookguard fix` renames the override to the hook's new name when the rename is known "
         "(from history, the diff, or a contract's `renamed_from`), and updates the class's own "
-        "references to the old name. It refuses when the new name already exists in the class, "
-        "and when the base calls the new hook with arguments the override cannot take (the "
-        "rename would turn a dead override into a TypeError); when only keyword arguments are "
-        "missing, it adds them (default None) with the rename. "
+        "references to the old name. It refuses when the new name already exists in the class; "
+        "when only keyword arguments are missing, it adds them (default None) with the rename. "
+        "When the base calls the new hook with arguments the override cannot take (the rename "
+        "alone would turn a dead override into a TypeError), the fix is held back as unsafe: "
+        "`hookguard fix --unsafe-fixes` renames the override and ports the base's signature, "
+        "keeping the override's body. "
         "Unsafe when code outside the class calls the old name: review those call sites."
     )
 
