@@ -40,7 +40,6 @@ GATING = ("crash", "hang", "outside write", "verdict", "unescaped output")
 # Problems the fuzz still meets, each with its reproducer test below (a fragment of the
 # problem's signature, as fuzz_inputs.Tally.add records it).
 KNOWN = {
-    "an untracked name holding a tab": "test_an_untracked_name_with_a_tab_is_audited",
     "sarif output": "test_sarif_shows_the_control_characters_of_names_escaped",
     "CLI sarif": "test_sarif_shows_the_control_characters_of_names_escaped",
 }
@@ -123,10 +122,6 @@ DRIFT_BASE = ("class Base:\n    def run(self):\n        self.prepare(1, flag=Tru
 DRIFT = "from pkg.base import Base\n\n\nclass W(Base):\n    def prepare(self):\n        pass\n"
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "model/sources._git_listing reads 'git ls-files -z --stage --cached --others' by splitting "
-    "each entry at its first tab, but an untracked entry is the bare name: one holding a tab "
-    "is read as the path after it"))
 @pytest.mark.parametrize("name", ["w\tx.py", "\t.py", "a\tpkg/base.py"])
 def test_an_untracked_name_with_a_tab_is_audited(
     git_repo: Callable[..., GitRepo], isolated: None, name: str

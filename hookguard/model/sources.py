@@ -6,6 +6,7 @@ import errno
 import fnmatch
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +217,9 @@ class WorktreeSnapshot:
         return sorted(set(result))
 
 
+_STAGE_ENTRY = re.compile(r"[0-7]{6} [0-9a-f]{40}(?:[0-9a-f]{24})? [0-3]\t")
+
+
 def _git_listing(repo: Repo, within: Sequence[str]) -> tuple[list[str], list[str]]:
     """The ``.py`` files git lists under ``within`` (tracked, and untracked but not ignored),
     and the links among its entries that do not end in ``.py``: tracked ones by their mode
@@ -229,12 +233,12 @@ def _git_listing(repo: Repo, within: Sequence[str]) -> tuple[list[str], list[str
     for item in out.decode("utf-8", "surrogateescape").split("\0"):
         if not item:
             continue
-        meta, tab, path = item.partition("\t")
-        if not tab:  # an untracked entry: only its name
-            path = item
+        staged = _STAGE_ENTRY.match(item)  # ``<mode> <object> <stage>\t<path>``
+        path = item[staged.end():] if staged else item  # an untracked entry: only its name,
+        # which may itself hold a tab (its shape, not a tab, tells the two apart)
         if path.endswith(".py"):
             files.add(path)
-        elif (meta.startswith("120000 ") if tab else os.path.islink(repo.root / path)):
+        elif (item.startswith("120000 ") if staged else os.path.islink(repo.root / path)):
             links.add(path)
     return sorted(files), sorted(links)
 
