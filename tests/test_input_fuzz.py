@@ -126,9 +126,9 @@ DRIFT = "from pkg.base import Base\n\n\nclass W(Base):\n    def prepare(self):\n
 def test_an_untracked_name_with_a_tab_is_audited(
     git_repo: Callable[..., GitRepo], isolated: None, name: str
 ) -> None:
-    """Found by the names target (since 01486b3): an untracked file whose name holds a tab
-    is left out of the audit without a word (its drifted override unreported), or another
-    path is read in its place; committed, the same file is reported."""
+    """Found by the names target: from 01486b3 to 9ae7493 an untracked file whose name held
+    a tab was left out of the audit without a word (its drifted override unreported), or
+    another path was read in its place; committed, the same file was reported."""
     repo = git_repo()
     repo.commit("init", {"pkg/__init__.py": "", "pkg/base.py": DRIFT_BASE})
     (repo.root / name).parent.mkdir(parents=True, exist_ok=True)
