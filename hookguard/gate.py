@@ -670,29 +670,22 @@ def base_contracts(repo: Repo, entries: Sequence[TreeEntry], config: Config
                    ) -> list[HookContract]:
     """The contracts of the base tree, read through git: the change under review cannot edit
     what it is checked against (a contract it loosens applies once merged)."""
-    from hookguard.contracts import ContractError, parse_contracts
+    from hookguard.contracts import ContractError
+    from hookguard.contracts.reader import parse_contract_files
 
     wanted = _contract_paths(entries, config)
     if not wanted:
         return []
     blob_of = {e.path: e.blob for e in entries}
     texts = repo.read_blobs([blob_of[p] for p in wanted])
-    contracts: list[HookContract] = []
-    seen: dict[tuple[str, str], HookContract] = {}
-    for path in wanted:
+
+    def decoded(path: str) -> str:
         try:
-            text = texts[blob_of[path]].decode("utf-8")
+            return texts[blob_of[path]].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ContractError(path, 0, f"cannot read contract file: {exc}") from None
-        for contract in parse_contracts(text, path):
-            key = (contract.cls, contract.method)
-            if key in seen:
-                raise ContractError(path, contract.line, f"duplicate contract for "
-                                    f"{contract.cls}.{contract.method} (first at "
-                                    f"{seen[key].location})")
-            seen[key] = contract
-            contracts.append(contract)
-    return contracts
+
+    return parse_contract_files((path, decoded(path)) for path in wanted)
 
 
 def _attribute(

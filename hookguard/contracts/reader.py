@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -741,11 +741,16 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HookContract]:
     root = Path(path)
     if not root.exists():
         raise ContractError(str(root), 0, "no such contract file or directory")
+    return parse_contract_files((str(file), _read_contract(file)) for file in _files(root))
+
+
+def parse_contract_files(files: Iterable[tuple[str, str]]) -> list[HookContract]:
+    """The contracts of several files, given as ``(path, text)`` pairs: one file of a folder
+    on disk, or a blob of a git tree. A hook declared twice is a :class:`ContractError`."""
     contracts: list[HookContract] = []
     seen: dict[tuple[str, str], HookContract] = {}
-    for file in _files(root):
-        text = _read_contract(file)
-        for contract in parse_contracts(text, str(file)):
+    for path, text in files:
+        for contract in parse_contracts(text, path):
             key = (contract.cls, contract.method)
             if key in seen:
                 raise ContractError(
