@@ -7,10 +7,10 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -30,7 +30,7 @@ from hookguard.incremental import (
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache, encoded
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, Project
-from hookguard.model.records import FileRecord
+from hookguard.model.records import FileRecord, UndecodableRecord
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
 from hookguard.rules.base import PassedKeyword
@@ -48,6 +48,8 @@ class Options:
     workers: int | None = None
     select: tuple[str, ...] = ()
     reuse_results: bool = True  # answer an unchanged checkout with the last run's findings
+    # Read nothing from the cache and write it anew (set by rebuilding_bad_records): why.
+    distrust_cache: str = ""
 
 
 @dataclass
@@ -98,8 +100,12 @@ class Workspace:
             directory = Path(moved).absolute() / f"{self.root.name}-{folder.hexdigest()[:12]}"
             with contextlib.suppress(OSError):  # else the cache notes it cannot write
                 directory.parent.mkdir(parents=True, exist_ok=True)
-            return RecordCache(directory, self.config.digest(), self.root)
-        return RecordCache(self.root / CACHE_DIR_NAME, self.config.digest(), self.root)
+        else:
+            directory = self.root / CACHE_DIR_NAME
+        cache = RecordCache(directory, self.config.digest(), self.root)
+        if options.distrust_cache:
+            cache.distrust(options.distrust_cache)
+        return cache
 
     def load_contracts(self, extra: Sequence[str], with_config: bool = True
                        ) -> list[HookContract]:
@@ -176,9 +182,27 @@ def input_errors(project: Project) -> list[InputError]:
     )
 
 
+_Result = TypeVar("_Result")
+
+
+def rebuilding_bad_records(run: Callable[[Options], _Result], options: Options) -> _Result:
+    """``run(options)``; where a cached record passed the cache's checks and still does not
+    decode (:class:`UndecodableRecord`, met whenever a rule first reads it), ``run`` again on
+    a cache it reads nothing from: a cache can make a run faster, never different."""
+    try:
+        return run(options)
+    except UndecodableRecord as exc:
+        if not options.use_cache or options.distrust_cache:
+            raise
+        return run(replace(options, distrust_cache=f"holds a record that does not decode ({exc})"))
+
+
 def audit(targets: Sequence[Path], options: Options | None = None) -> AuditResult:
     """Audit the checkout containing ``targets``; report findings under ``targets``."""
-    options = options or Options()
+    return rebuilding_bad_records(lambda o: _audit(targets, o), options or Options())
+
+
+def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
     started = time.perf_counter()
     targets = list(targets) or [Path.cwd()]
     workspace = Workspace.open(targets[0])

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hookguard.config import Config, ConfigError, parse_config, weakenings
-from hookguard.engine import Options, Workspace, input_errors, run_rules
+from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
 from hookguard.findings import Finding, InputError
 from hookguard.git.changes import HookChange, pair_renames
 from hookguard.git.repo import GitError, Repo, TreeEntry
@@ -703,6 +703,14 @@ def _attribute(
 
 
 def run_gate(
+    repo_path: Path, base: str | None, head: str, staged: bool, options: Options
+) -> GateResult:
+    """Compare ``head`` (or the staged tree) with ``base``: the findings the change brings."""
+    return rebuilding_bad_records(
+        lambda o: _run_gate(repo_path, base, head, staged, o), options)
+
+
+def _run_gate(
     repo_path: Path, base: str | None, head: str, staged: bool, options: Options
 ) -> GateResult:
     started = time.perf_counter()

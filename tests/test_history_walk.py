@@ -17,7 +17,13 @@ import pytest
 
 from hookguard.git import blobs
 from hookguard.git.blobs import DefScan, close_readers, scan_defs
-from hookguard.git.history import HistoryIndex, _parse_commits, _Prefetch
+from hookguard.git.history import (
+    _LOG_FORMAT,
+    _SEPARATOR,
+    HistoryIndex,
+    _parse_commits,
+    _Prefetch,
+)
 from hookguard.git.repo import BlobReader, GitError, Repo
 from hookguard.model.cache import RecordCache
 from hookguard.model.loader import PARALLEL_THRESHOLD, load_worktree
@@ -198,7 +204,7 @@ def _parse_by_line(out: bytes, wanted: set[bytes]) -> list[tuple[str, list[_Read
     define = re.compile(rb"^-\s*(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
     header = re.compile(rb'^diff --git (?:a/(.*) b/(.*)|"a/(.*)" "b/(.*)")$')
     commits: list[tuple[str, list[_Read]]] = []
-    for chunk in out.split(b"\x1e")[1:]:
+    for chunk in out.split(_SEPARATOR)[1:]:
         head, _, patch = chunk.partition(b"\n")
         if len(head.split(b"\x1f")) < 4:
             continue
@@ -229,8 +235,7 @@ def test_patch_reading_agrees_with_reading_line_by_line(
     repo.commit("root", {"pkg/a.py": _methods("A", "a", "b", "c"),
                          "pkg/b.py": _methods("B", "x", "y")})
     repo.commit("edit", {"pkg/a.py": _methods("A", "c"), "pkg/b.py": _methods("B", "y")})
-    out = Repo(repo.root).git("log", "-p", "-U0", "-M", "--no-color",
-                              "--format=%x1e%H%x1f%h%x1f%ct%x1f%s")
+    out = Repo(repo.root).git("log", "-p", "-U0", "-M", "--no-color", _LOG_FORMAT)
     # Lines a reader could get wrong: whitespace of every kind inside the line (not across
     # it), a quoted header, a def that is only text, a header word inside a removed line.
     out += (b"\x1eabc\x1fabc\x1f1\x1fcrafted\n\ndiff --git a/p.py b/p.py\n"
@@ -238,7 +243,8 @@ def test_patch_reading_agrees_with_reading_line_by_line(
             b"- diff --git a/q.py b/q.py\n-new file mode\n"
             b'diff --git "a/t\\303\\251.py" "b/t\\303\\251.py"\nnew file mode 100644\n'
             b"-def after_quoted(self):\n\x1eshort\n"
-            b"\x1edef\x1fdef\x1f2\x1fno blank line\ndiff --git a/r.py b/r.py\n-def first(x):")
+            b"\x1edef\x1fdef\x1f2\x1fno blank line\ndiff --git a/r.py b/r.py\n-def first(x):"
+            ).replace(b"\x1e", _SEPARATOR)
     names = {b"a", b"b", b"c", b"x", b"y", b"spaced", b"split", b"commented",
              b"after_quoted", b"first"}
     got = [(c.commit, [(f.old_path, f.new_path, f.created, list(f.removed)) for f in c.files])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -50,7 +51,7 @@ _PATCH_LINE = re.compile(  # each match starts at the newline before the line
 )
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 _BLOBS_PER_JOB = 400  # versions read per worker job (see HistoryIndex._read_defs)
-# One commit of the walk (``--format=%x1e%H%x1f%ct%x1f%P%x1f%s``, ``--raw -z``): its header,
+# One commit of the walk (``%H%x1f%ct%x1f%P%x1f%s`` after the mark, ``--raw -z``): its header,
 # then each change: the old and new objects, status (with a rename's score) and path, or old
 # and new paths.
 _RECORD_HEAD = re.compile(rb"([0-9a-f]+)\x1f([0-9]*)\x1f([0-9a-f ]*)\x1f([^\0]*)\0")
@@ -61,10 +62,15 @@ _QUOTED = re.compile(rb'"((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(rb"\\([0-7]{3}|.)", re.DOTALL)
 _ESCAPES = {b"a": b"\a", b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
             b"v": b"\v"}
-_LOG_FORMAT = "--format=%x1e%H%x1f%h%x1f%ct%x1f%s"
-# The whole-history walk (see HistoryIndex._scan_many): one record per commit, from \x1e.
+# Where a commit's record starts in git's output: 0x1e and a nonce drawn for this process.
+# Commit messages, file names and file contents come from the checkout and may hold any
+# byte, 0x1e too; none can hold a nonce nobody knew when they were written.
+_MARK = "%x1e" + secrets.token_hex(16)
+_SEPARATOR = _MARK.replace("%x1e", "\x1e").encode()
+_LOG_FORMAT = f"--format={_MARK}%H%x1f%h%x1f%ct%x1f%s"
+# The whole-history walk (see HistoryIndex._scan_many): one record per commit.
 _WALK = ("log", "--date-order", "-M", "--raw", "-z", "--no-abbrev", "--no-color",
-         "--format=%x1e%H%x1f%ct%x1f%P%x1f%s")
+         f"--format={_MARK}%H%x1f%ct%x1f%P%x1f%s")
 # How every patch is written, whatever the user's diff settings: what ``_read_patch`` reads.
 _PATCH = ("-p", "-U0", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/")
 
@@ -484,12 +490,12 @@ class HistoryIndex:
         if len(wanted) < 2:
             return
         try:
-            out = self.repo.git("log", "--no-walk=unsorted", "--stdin", "--format=%x1e%H",
+            out = self.repo.git("log", "--no-walk=unsorted", "--stdin", f"--format={_MARK}%H",
                                 *_PATCH, "--", "*.py",
                                 input_="".join(f"{c}\n" for c in wanted).encode())
         except GitError:
             return  # each is asked alone, as before
-        for chunk in out.split(b"\x1e")[1:]:
+        for chunk in out.split(_SEPARATOR)[1:]:
             commit, _, body = chunk.partition(b"\n")
             self._commit_patches[commit.decode()] = body.lstrip(b"\n")
 
@@ -665,7 +671,7 @@ class HistoryIndex:
         try:
             prefetched, self._prefetched = self._prefetched, None
             records = (prefetched.records() if prefetched is not None
-                       else self.repo.git_records(*_WALK, separator=b"\x1e"))
+                       else self.repo.git_records(*_WALK, separator=_SEPARATOR))
             for record in records:
                 progress.advance("commits")
                 touch = _read_record(record, lineage)
@@ -767,7 +773,7 @@ class _Prefetch:
             chunks.close()  # (stopped early: ends git)
 
     def records(self) -> Iterator[bytes]:
-        return split_records(self._chunks(), b"\x1e")
+        return split_records(self._chunks(), _SEPARATOR)
 
     def _chunks(self) -> Iterator[bytes]:
         while (item := self.queue.get()) is not None:
@@ -1011,7 +1017,7 @@ def _file_diff(paths: tuple[bytes, bytes], created: bool, removed: dict[str, Non
 def _parse_commits(out: bytes, wanted: set[bytes]) -> Iterator[_Commit]:
     """``git log -p -U0`` output, newest commit first: each commit's files (see
     :func:`_read_patch`)."""
-    for chunk in out.split(b"\x1e")[1:]:
+    for chunk in out.split(_SEPARATOR)[1:]:
         end = chunk.find(b"\n")
         fields = (chunk if end == -1 else chunk[:end]).split(b"\x1f")
         if len(fields) < 4:

@@ -244,6 +244,13 @@ class RecordCache:
             self._records = {}
             self._index_loaded = True
 
+    def distrust(self, why: str) -> None:
+        """Read nothing from here this run (``why``: what was found wrong); what the run
+        makes replaces what is stored."""
+        self.warnings.append(f"{self.directory}: cache {why}; rebuilt")
+        self._records = {}
+        self._index_loaded = self._index_dirty = True
+
     def _mac(self, body: bytes | memoryview) -> bytes:
         signed = hmac.new(self._key, self.stamp.encode("utf-8", "surrogateescape") + b"\0",
                           hashlib.sha256)

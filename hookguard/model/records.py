@@ -160,13 +160,21 @@ def method_mentions(method: MethodRecord) -> frozenset[str]:
     return frozenset(_mentions(method))
 
 
+class UndecodableRecord(ValueError):
+    """A cached record that passed the cache's checks (stamp, size, signature) and still does
+    not decode: only a holder of the cache key can write one (a bug, or a broken build whose
+    cache was saved). The run that meets it is run again without reading the cache
+    (:func:`hookguard.engine.rebuilding_bad_records`)."""
+
+
 class LazyMethods(Mapping[str, MethodRecord]):
     """A class's methods by name, decoded from the cache on the first read of any of them.
 
     The cache keeps a class's method names beside the encoded methods (see
     :mod:`hookguard.model.cache`), so ``name in methods`` and iteration cost nothing; a run that
     reads few classes never decodes the methods of the others. ``decode`` turns the encoded bytes
-    into the records, in the order of ``names``; it only builds data, it cannot run code.
+    into the records, in the order of ``names`` (or raises :class:`UndecodableRecord`); it only
+    builds data, it cannot run code.
     """
 
     __slots__ = ("_data", "_decode", "_names", "_raw")
@@ -190,9 +198,9 @@ class LazyMethods(Mapping[str, MethodRecord]):
         data = self._data
         if data is None:
             assert self._raw is not None
-            methods = self._decode(self._raw)
+            methods = self._decode(self._raw)  # (raises UndecodableRecord)
             if len(methods) != len(self._names):
-                raise ValueError("cached method table does not match its names")
+                raise UndecodableRecord("a cached method table does not match its names")
             data = self._data = dict(zip(self._names, methods, strict=True))
             self._raw = None  # one copy in memory: the records, or their encoding
         return data

@@ -19,7 +19,13 @@ from typing import Any
 
 import msgspec
 
-from hookguard.model.records import ClassRecord, FileRecord, LazyMethods, MethodRecord
+from hookguard.model.records import (
+    ClassRecord,
+    FileRecord,
+    LazyMethods,
+    MethodRecord,
+    UndecodableRecord,
+)
 
 
 def _wire(cls: type, name: str, overrides: dict[str, Any]) -> type[msgspec.Struct]:
@@ -55,7 +61,10 @@ _FILE_DECODER = msgspec.msgpack.Decoder(FileWire)
 
 
 def _decode_methods(raw: Any) -> list[MethodRecord]:
-    return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
+    try:
+        return [MethodRecord(*_astuple(m)) for m in _METHODS_DECODER.decode(raw)]
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise UndecodableRecord(f"a cached method table does not decode ({exc})") from None
 
 
 def to_wire(record: FileRecord) -> msgspec.Struct:

@@ -11,8 +11,10 @@ a path from beginning a line with ``::``, which GitHub Actions reads as a workfl
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n]")  # (candidates: the category decides)
 _ESCAPE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
@@ -43,4 +45,23 @@ def safe_path(path: str) -> str:
     return "./" + text if text.startswith(":") else text
 
 
-__all__ = ["printable", "safe_path"]
+def json_text(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with each character that
+    :func:`printable` escapes written as JSON's ``\\uXXXX``: the same JSON value, so a reader
+    gets the exact name back, but nothing a terminal, a log or a diff view would act on. (JSON
+    escapes C0 controls itself; outside strings JSON text is plain ASCII.)"""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if unicodedata.category(char) not in _ESCAPE_CATEGORIES:
+            return char
+        code = ord(char)
+        if code <= 0xFFFF:
+            return f"\\u{code:04x}"
+        code -= 0x10000  # (a UTF-16 surrogate pair, as JSON writes such a character)
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+    return _NOT_PLAIN.sub(escape, text)
+
+
+__all__ = ["json_text", "printable", "safe_path"]

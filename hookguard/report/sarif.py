@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from hookguard import __version__
 from hookguard.findings import Finding, InputError, Location
+from hookguard.report.escape import json_text
 from hookguard.rules import ALL_RULES, Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -57,12 +58,9 @@ def render_sarif(
         "results": [_result(f, index.get(f.code)) for f in findings],
     }
     log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
-    try:
-        text = json.dumps(log, indent=2, ensure_ascii=False, default=str)
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a non-UTF-8 file name: \udcff escapes keep the JSON valid
-        text = json.dumps(log, indent=2, ensure_ascii=True, default=str)
-    return text + "\n"
+    # Names stay readable, but every control, format or undecodable character (a non-UTF-8
+    # file name's \udcff) is a \uXXXX escape: the same JSON value, nothing raw.
+    return json_text(json.dumps(log, indent=2, ensure_ascii=False, default=str)) + "\n"
 
 
 def _rule(rule: type[Rule]) -> dict[str, Any]:
