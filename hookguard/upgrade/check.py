@@ -174,6 +174,20 @@ def run_upgrade(
     if cache is not None:
         cache.save()
         notes.extend(cache.warnings)
+    result = check_versions(workspace.root, config, records, name, old, new, started)
+    result.stats = stats
+    result.notes[:0] = notes
+    return result
+
+
+def check_versions(root: Path, config: Config, records: Sequence[FileRecord], name: str,
+                   old: Distribution, new: Distribution, started: float | None = None
+                   ) -> UpgradeResult:
+    """The upgrade of ``name`` from ``old`` to ``new``, for the checkout whose Python files
+    are ``records`` (read as ``config`` says): what ``upgrade`` reports once both versions
+    are found, and what ``check --base`` runs for a dependency the change moves."""
+    started = time.perf_counter() if started is None else started
+    notes: list[str] = []
     tops = set(old.tops) | set(new.tops)
     own = [r for r in records if not _is_copy(r, tops)]
     if len(own) < len(records):
@@ -182,8 +196,8 @@ def run_upgrade(
     aliases = dict(config.module_aliases)
     with progress.phase("building the model"):
         checkout = Project.build(own, aliases)
-    result = UpgradeResult(workspace.root, name, old, new, [], input_errors(checkout), notes,
-                           stats=stats, classes=len(checkout.classes))
+    result = UpgradeResult(root, name, old, new, [], input_errors(checkout), notes,
+                           classes=len(checkout.classes))
     names = sorted({node.name for info in checkout.classes.values()
                     for node in checkout.mro(info)
                     if isinstance(node, External) and node.name.split(".")[0] in tops})
@@ -717,4 +731,4 @@ def _replace(finding: Finding, severity: Severity, message: str, evidence: dict[
         end_column=finding.end_column)
 
 
-__all__ = ["UpgradeResult", "find_versions", "run_upgrade"]
+__all__ = ["UpgradeResult", "check_versions", "find_versions", "run_upgrade"]

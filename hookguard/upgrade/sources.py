@@ -462,6 +462,12 @@ def _find_dist_info(folders: Iterable[str], name: str) -> _Installed | None:
     return None
 
 
+def _listed_tops(lines: Iterable[str]) -> tuple[str, ...]:
+    """The import names a ``top_level.txt`` lists."""
+    return tuple(sorted({t.strip().split("/")[0] for t in lines
+                         if t.strip() and t.strip().split("/")[0].isidentifier()}))
+
+
 def _read_installed(found: _Installed, max_size: int) -> Distribution:
     info_dir = os.path.join(found.site, found.info)
     where = f"{found.site}"
@@ -618,6 +624,53 @@ class Locator:
             raise UsageError(f"{self.name} is not installed for {self.interpreter()}: give the "
                              "version upgraded from with --from VERSION")
         return _read_installed(found, self.max_size)
+
+    def import_names(self) -> tuple[str, ...] | None:
+        """The distribution's import packages where they can be told without downloading or
+        reading its files: the installed ``*.dist-info``'s ``top_level.txt`` (else its
+        ``RECORD``), else a wheel of it in the package cache; None when neither is there."""
+        found = self.installed()
+        if found is not None:
+            info_dir = os.path.join(found.site, found.info)
+            listed = _read_file(os.path.join(info_dir, "top_level.txt"), _META_LIMIT)
+            if isinstance(listed, bytes):
+                tops = _listed_tops(listed.decode("utf-8", "replace").splitlines())
+                if tops:
+                    return tops
+            record = _read_file(os.path.join(info_dir, "RECORD"), _RECORD_LIMIT)
+            if isinstance(record, bytes):
+                paths = [row[0] for row in csv.reader(io.StringIO(
+                    record.decode("utf-8", "replace"))) if row]
+                tops = tuple(sorted({_top(p) for p in paths
+                                     if p.endswith(".py") and _importable(p)}))
+                if tops:
+                    return tops
+        folder = cache_folder()
+        if not folder.is_dir():
+            return None
+        wanted = normalize_name(self.name)
+        for path in sorted(folder.glob("*.whl")):
+            named = _wheel_name_version(path)
+            if named is None or normalize_name(named[0]) != wanted:
+                continue
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    names = archive.namelist()
+                    listed_name = next((n for n in names if n.count("/") == 1
+                                        and n.endswith(".dist-info/top_level.txt")), None)
+                    if listed_name is not None and archive.getinfo(
+                            listed_name).file_size <= _META_LIMIT:
+                        tops = _listed_tops(archive.read(listed_name).decode(
+                            "utf-8", "replace").splitlines())
+                        if tops:
+                            return tops
+                    tops = tuple(sorted({_top(n) for n in names
+                                         if n.endswith(".py") and _importable(n)}))
+                    if tops:
+                        return tops
+            except (OSError, zipfile.BadZipFile, ValueError, EOFError, RuntimeError):
+                continue
+        return None
 
     def _cache(self) -> Path:
         folder = cache_folder()
