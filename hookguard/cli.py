@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="compare the staged tree with HEAD (pre-commit)")
     check.add_argument("--repo", type=Path, default=Path("."), help="the repository")
     check.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
+    check.add_argument("--no-dependencies", action="store_true",
+                       help="with --base: do not run the upgrade check for the dependencies "
+                            "the change moves (pins in requirements*.txt, constraints files, "
+                            "pyproject.toml, uv.lock, poetry.lock, Pipfile.lock); by default "
+                            "each moved package that the checkout subclasses is checked, its "
+                            "two versions downloaded with pip download --no-deps as "
+                            "'upgrade --download' does (docs/upgrade.md)")
     add_common(check)
 
     precommit = commands.add_parser(
@@ -93,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "staged (pre-commit run --all-files): audit the whole checkout.")
     precommit.add_argument("--repo", type=Path, default=Path("."), help="the repository")
     precommit.add_argument("files", nargs="*", help=argparse.SUPPRESS)  # passed by pre-commit
+    precommit.add_argument("--no-dependencies", action="store_true",
+                           help="for a --from-ref/--to-ref range: do not run the upgrade "
+                                "check for the dependencies the range moves (see check)")
     add_common(precommit)
 
     hooks = commands.add_parser(

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from hookguard.findings import Finding
     from hookguard.gate import CallChange, GateResult
     from hookguard.git.changes import HookChange
+    from hookguard.upgrade.dependencies import DependencyResult
 
 _ALSO = 2  # other classes named in a note for the same change, before "and N more"
 
@@ -51,25 +52,53 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         with progress_shown(args):
             result = run_gate(args.repo, args.base, args.head, args.staged, options)
+            dependencies = (None if args.staged or getattr(args, "no_dependencies", False)
+                            else dependency_check(result, options.select))
     except GateError as exc:
         print(f"hookguard: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    findings, errors = list(result.findings), list(result.errors)
     notes = list(result.notes) + hook_change_notes(result)
+    extra: dict[str, Any] = {"hook_changes": hook_changes_json(result)}
+    seconds = result.seconds
+    if dependencies is not None:
+        known = {(f.fingerprint, f.path, f.line) for f in findings}
+        findings += [f for f in dependencies.findings
+                     if (f.fingerprint, f.path, f.line) not in known]
+        findings.sort(key=lambda f: f.sort_key())
+        errors += dependencies.problems
+        notes += dependencies.notes
+        extra["dependencies"] = dependencies.to_json()
+        seconds += dependencies.seconds
     scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
     files = [e for e in result.errors if e not in result.config_problems]
-    summary = summarise(result.findings, files, result.stats.files, result.seconds,
+    summary = summarise(findings, files, result.stats.files, seconds,
                         classes_of(result), label=f"hookguard check ({scope})", new=True)
     if result.config_problems:
         count = len(result.config_problems)
         summary += (f"; {count} gate setting{'s' * (count != 1)} weakened or invalid in the "
                     "change's pyproject.toml")
-    emit(args, result.findings, result.errors, notes, summary, result.root,
-         extra={"hook_changes": hook_changes_json(result)})
-    code = exit_code(result.findings, args.exit_zero, result.errors)
-    hint = fix_hint(result.findings, os.environ) if args.staged and code else None
+    if dependencies is not None:
+        summary += dependencies.summary()
+    emit(args, findings, errors, notes, summary, result.root, extra=extra)
+    code = exit_code(findings, args.exit_zero, errors)
+    hint = fix_hint(findings, os.environ) if args.staged and code else None
     if hint:
         print(hint, file=sys.stderr)
     return code
+
+
+def dependency_check(result: GateResult, select: Sequence[str]) -> DependencyResult | None:
+    """The upgrade check of each dependency the change moves (``--no-dependencies`` turns it
+    off): :mod:`hookguard.upgrade.dependencies`."""
+    from hookguard.git.repo import Repo
+    from hookguard.upgrade.dependencies import check_dependencies
+
+    if result.projects is None:
+        return None
+    head = result.projects[1]
+    return check_dependencies(Repo(result.root), result.base, result.head, result.config,
+                              list(head.files.values()), head, select)
 
 
 #: The rules whose findings ``hookguard fix`` fixes (renames, missing keywords).

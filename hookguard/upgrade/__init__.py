@@ -5,7 +5,11 @@
 - :mod:`hookguard.upgrade.package`: a version's records, parsed lazily;
 - :mod:`hookguard.upgrade.changes`: how the package's hooks changed;
 - :mod:`hookguard.upgrade.shims`: what keeps a new call from failing an old override;
-- :mod:`hookguard.upgrade.check`: the two models, the rules, the findings, and what is an error.
+- :mod:`hookguard.upgrade.check`: the two models, the rules, the findings, and what is an error;
+- :mod:`hookguard.upgrade.pins`: the pinned versions of a git tree's requirement and lock files;
+- :mod:`hookguard.upgrade.dependencies`: ``check --base`` runs the check for each dependency
+  the change moves.
 
-Nothing imports this package but :mod:`hookguard.commands.upgrade`.
+Nothing imports this package but :mod:`hookguard.commands.upgrade` and
+:mod:`hookguard.commands.check`.
 """
