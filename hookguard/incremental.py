@@ -120,6 +120,8 @@ def _compare(old: ClassRecord, new: ClassRecord, definers: set[str]) -> _ClassCh
         if (before is None) != (after is None):
             definers.add(name)
     touched |= old.attributes ^ new.attributes
+    touched |= {n for n in old.flags.keys() | new.flags.keys()  # a flag's truth changed
+                if old.flags.get(n) != new.flags.get(n)}
     kept |= old.attributes & new.attributes
     touched |= old.self_refs ^ new.self_refs
     return _ClassChange(touched, kept) if touched else None

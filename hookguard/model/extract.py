@@ -759,6 +759,7 @@ class _FileExtractor:
         )
         self.record.classes.append(record)
         attributes: set[str] = set()
+        flags: dict[str, bool | None] = {}
         refs: set[str] = set()
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
@@ -784,7 +785,14 @@ class _FileExtractor:
                 attributes.add(stmt.name)
                 self._class(stmt, f"{qualname}.", in_function)
             else:
-                attributes.update(_bound_names(stmt))
+                bound = list(_bound_names(stmt))
+                flag = _literal_flag(stmt)
+                for name in bound:
+                    # bound once, to a literal: its truth is known; bound again: it is not
+                    flags[name] = flag if name not in attributes and flag is not None else None
+                attributes.update(bound)
+        record.flags = {name: value for name, value in flags.items()
+                        if value is not None and name not in methods}
         record.methods = methods
         record.mentions = frozenset(
             set().union(*map(method_mentions, methods.values())) - refs - methods.keys()
@@ -1198,6 +1206,19 @@ def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
     elif isinstance(stmt, ast.Match):
         for case in stmt.cases:
             yield case.body
+
+
+def _literal_flag(stmt: ast.stmt) -> bool | None:
+    """The truth of the constant ``stmt`` binds one name to (``_USE_BASE = False``), or None
+    where it binds something else."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+            stmt.targets[0], ast.Name):
+        value: ast.expr | None = stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        value = stmt.value
+    else:
+        return None
+    return bool(value.value) if isinstance(value, ast.Constant) else None
 
 
 def _class_body(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -248,6 +248,8 @@ class ClassRecord:
     bases: tuple[str, ...]  # dotted names as written; ``?`` for expressions we cannot name
     methods: Mapping[str, MethodRecord] = field(default_factory=dict)
     attributes: frozenset[str] = frozenset()  # names bound in the class body that are not defs
+    # class attributes bound once in the body, to a literal (``_USE_BASE = False``): its truth
+    flags: dict[str, bool] = field(default_factory=dict)
     self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
     self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -168,11 +169,24 @@ class SignatureDrift(Rule):
                     continue  # only methods this class replaces ever reach the caller
                 if always_exits(project, info, call, live, named_outside()):
                     continue  # the caller returns before the call on every such instance
+                if _raises_before(project, info, caller, call.line):
+                    continue  # a step before it raises on every such instance
                 added = (ancestor.fq, caller.name, call.name, call_shape(call)) in added_calls
                 if _proves(project, info, ancestor, caller, call, method, added):
                     failures.append((ancestor, caller, call, result))
         if not failures:
             return None
+        # An error needs one failing call that runs whenever its caller does: one under an
+        # ``if`` on the instance's state, or past an early exit on it, runs only where that
+        # state is so, which nothing shows for this class (first contact: a guard never true).
+        truths = [_guard_truth(project, info, f[2]) for f in failures]
+        failures = [f for f, truth in zip(failures, truths, strict=True) if truth is not False]
+        if not failures:
+            return None  # each failing call sits behind a flag that is off for this class
+        unguarded = [f for f in failures
+                     if not _guard(f[2]) or _guard_truth(project, info, f[2]) is True]
+        guarded = None if unguarded else failures[0][2]
+        failures = unguarded or failures
         # An error needs one failing call whose path from the override to the caller's class
         # is fully known: a base outside the checkout in between may replace the caller.
         proven = [f for f in failures if project.unknown_before(info, f[0], f[1].name) is None]
@@ -204,6 +218,9 @@ class SignatureDrift(Rule):
                                wrapper)
         if weaker is not None and hidden is None and wrapper is None:
             return None  # a stub, an adapter or a factory of its own: nothing to act on
+        if weaker is None and guarded is not None:
+            weaker = (f"the call runs only when {_guard(guarded)}: nothing shows that holds "
+                      f"for a {info.name}")
         if weaker is not None:
             message += f" (warning only: {weaker})"
         return self.finding(
@@ -347,11 +364,15 @@ class SignatureDrift(Rule):
                 names = ", ".join(dict.fromkeys(c.name for c in alternatives))
                 message += (f" (self.{call.explicit_base} is assigned one of {names} on different "
                             f"paths: nothing shows this call's path holds a {info.name})")
+            guard = _guard(call) if _guard_truth(project, holder, call) is not True else ""
+            if guard and not (annotated or branched):
+                message += (f" (the call runs only when {guard}: nothing shows that holds "
+                            f"for a {info.name})")
             fixable = bool(result.unexpected) and not (
                 result.surplus_positional or result.missing or result.duplicated)
             return self.finding(
                 info, method, hook=method.name, message=message,
-                severity=Severity.WARNING if annotated or branched else None,
+                severity=Severity.WARNING if annotated or branched or guard else None,
                 evidence={
                     "kind": ("annotated-member" if annotated else "branched-member" if branched
                              else "proven-member"),
@@ -579,6 +600,91 @@ def _proves(
             if isinstance(node, ClassInfo) and flags & node.record.attributes:
                 return False  # a class attribute the subclass side sets (``_USE_BASE = False``)
     return True
+
+
+def _guard(call: CallSite) -> str:
+    """What ``call`` runs only under, on the instance's state (empty: it runs whenever its
+    method does): its ``if`` test, and the early exits before it, negated."""
+    parts = [call.condition] if call.condition else []
+    parts += [f"not ({test})" for test in call.exits]
+    return " and ".join(parts)
+
+
+def _raises_before(
+    project: Project, info: ClassInfo, caller: MethodRecord, line: int, depth: int = 3
+) -> bool:
+    """Whether, for an instance of ``info``, ``caller`` makes an unguarded ``self`` call before
+    ``line`` that always raises: it reaches a method whose body is a lone ``raise`` (a
+    validation hook the subclass turns into a refusal), directly or through up to ``depth``
+    methods that make such a call first (``with self.fix_params(...)`` calling
+    ``self._validate_can_fix_params(...)``, statsmodels, round 2)."""
+    mro = project.mro(info)
+    for step in caller.calls:
+        if (step.receiver not in ("self", "cls") or step.line >= line or _guard(step)
+                or step.name == caller.name):
+            continue
+        target: MethodRecord | None = None
+        for node in mro:
+            if isinstance(node, External):
+                break  # it may be defined outside the checkout
+            if node.defines(step.name):
+                target = node.method(step.name)
+                break
+        if target is None or target.kind is MethodKind.PROPERTY or target.is_async:
+            continue
+        if target.raises_only and not target.is_abstract:
+            return True
+        if depth > 1 and _raises_before(project, info, target, target.end_line + 1, depth - 1):
+            return True
+    return False
+
+
+def _guard_truth(project: Project, info: ClassInfo, call: CallSite) -> bool | None:
+    """Whether ``call``'s guard (:func:`_guard`) holds for every instance of ``info``: True or
+    False where it reads only class attributes bound once to a literal (``_USE_BASE = True``)
+    that no method rebinds on the instance, joined by ``not``/``and``/``or``; None otherwise."""
+    guard = _guard(call)
+    if not guard:
+        return True
+    try:
+        tree = ast.parse(guard, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    mro = project.mro(info)
+
+    def flag(name: str) -> bool | None:
+        for node in mro:
+            if not isinstance(node, ClassInfo):
+                return None  # a base outside the checkout may bind it
+            record = node.record
+            if any(a.attr == name for m in record.methods.values() for a in m.self_assigns):
+                return None  # set on the instance at run time
+        for node in mro:
+            assert isinstance(node, ClassInfo)
+            if name in node.record.flags:
+                return node.record.flags[name]
+            if name in node.record.attributes or name in node.record.methods:
+                return None
+        return None
+
+    def truth(node: ast.expr) -> bool | None:
+        if isinstance(node, ast.Constant):
+            return bool(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = truth(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [truth(v) for v in node.values]
+            stop = isinstance(node.op, ast.Or)  # (the value that decides: True for or)
+            if stop in values:
+                return stop
+            return None if None in values else not stop
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                node.value.id in ("self", "cls")):
+            return flag(node.attr)
+        return None
+
+    return truth(tree)
 
 
 def _call_evidence(sites: list[Location]) -> list[dict[str, object]]:
