@@ -18,6 +18,8 @@ from hookguard.cli import main
 from hookguard.upgrade.dependencies import external_tops, guessed_imports
 from hookguard.upgrade.pins import (
     MAX_BYTES,
+    MAX_TEXT_BYTES,
+    MAX_TOTAL,
     Pin,
     compare,
     is_manifest,
@@ -324,6 +326,24 @@ def test_a_package_nobody_subclasses_is_not_downloaded(
     assert cached(tmp_path) == []
 
 
+def test_a_package_whose_import_names_cannot_be_read_is_a_note(
+        tmp_path: Path, dist: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkout subclasses a class of fw, which no pinned name provides; the moved package
+    gone-dist has no wheel to read its import names from: a note says what is not known."""
+    repo = change(tmp_path, {**APP, "requirements.txt": "gone-dist==1.0\n"},
+                  {"requirements.txt": "gone-dist==2.0\n"})
+    code, report, _ = check(repo, capsys, monkeypatch)
+    assert code == 0 and report["errors"] == []
+    [moved] = report["dependencies"]
+    assert moved["status"] == "unknown"
+    [note] = [n for n in report["notes"] if n.startswith("dependency gone-dist")]
+    assert note.startswith("dependency gone-dist 1.0 -> 2.0 (requirements.txt:1): could not tell "
+                           "whether the checkout subclasses it: its import names cannot be read "
+                           "(pip download gone-dist==2.0 failed")
+    assert note.endswith("the checkout subclasses classes of fw, which no pinned name provides")
+
+
 def test_a_malformed_lock_file_is_a_note(
         tmp_path: Path, dist: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -458,11 +478,23 @@ def test_an_include_chain_is_bounded() -> None:
 
 
 def test_a_file_over_the_limit_or_not_utf8_is_a_note() -> None:
-    out = read_pins(["requirements.txt", "uv.lock"], {"requirements.txt": "0", "uv.lock": "1"},
-                    lambda paths: {"requirements.txt": None, "uv.lock": b"\xff\xfe"})
+    big = b"fw==1.0\n" * ((MAX_TEXT_BYTES // 8) + 1)
+    files: dict[str, bytes | None] = {
+        "requirements.txt": None, "uv.lock": b"\xff\xfe", "a/requirements.txt": big,
+        "b/uv.lock": b"#" * len(big)}  # (a lock file may be larger)
+    out = read_pins(list(files), dict.fromkeys(files, "0"),
+                    lambda paths: {p: files[p] for p in paths})
     assert out.notes == [
-        f"requirements.txt: over {MAX_BYTES >> 20} MiB or unreadable: not read",
-        "uv.lock:1: not UTF-8: not read"]
+        f"requirements.txt: over {MAX_TEXT_BYTES >> 20} MiB or unreadable: not read",
+        "uv.lock:1: not UTF-8: not read",
+        f"a/requirements.txt: over {MAX_TEXT_BYTES >> 20} MiB or unreadable: not read"]
+    assert out.pins == [] and MAX_BYTES > len(big)
+    # At most MAX_TOTAL bytes of one tree's files are read.
+    many = {f"{i}/uv.lock": b"#" * (MAX_BYTES - 1) for i in range(MAX_TOTAL // MAX_BYTES + 1)}
+    out = read_pins(list(many), dict.fromkeys(many, "0"),
+                    lambda paths: {p: many[p] for p in paths})
+    assert out.notes == [f"{MAX_TOTAL // MAX_BYTES}/uv.lock: over {MAX_TOTAL >> 20} MiB of "
+                         "requirement and lock files in all: not read"]
 
 
 def test_pyproject_pep621_dependency_groups_and_poetry() -> None:
@@ -771,3 +803,40 @@ def test_external_tops_leave_out_the_standard_library(tmp_path: Path) -> None:
         "class D(Trainer): pass\nclass E(Exception): pass\n")
     records, _ = load_worktree(tmp_path, ["m.py"], None, 1 << 20)
     assert external_tops(Project.build(records, {})) == {"torch", "fw"}
+
+
+def test_the_documented_dependency_workflow(
+        tmp_path: Path, dist: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/ci.md's Dependabot/Renovate workflow: it runs on a change to any file the check
+    reads, and its command, as written, fails a bump that breaks an override, with an
+    annotation on the override."""
+    import fnmatch
+    import re
+    import shlex
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    text = (ROOT / "docs" / "ci.md").read_text()
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+    (workflow,) = [b for b in blocks if isinstance(b, dict)
+                   and b.get("name") == "hookguard dependencies"]
+    paths = workflow[True]["pull_request"]["paths"]  # YAML reads "on" as True
+    for kind in FILES.values():
+        for path in kind[0]("1.0"):
+            assert any(fnmatch.fnmatch(f"x/{path}", p.replace("**/", "*/")) for p in paths), path
+    (job,) = workflow["jobs"].values()
+    assert job["steps"][0]["with"]["fetch-depth"] == 0
+    (command,) = [s["run"].strip() for s in job["steps"]
+                  if s.get("run", "").strip().startswith("hookguard ")]
+    argv = shlex.split(command.replace('"origin/${{ github.base_ref }}"', "main"))
+    repo = change(tmp_path, {**APP, "uv.lock": UV_LOCK.format(version="1.0")},
+                  {"uv.lock": UV_LOCK.format(version="2.0")})
+    monkeypatch.chdir(repo.root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert main([*argv[1:], "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("::error file=app/trainers.py,line=4")
+    assert "fw 1.0 -> 2.0, uv.lock:16" in out

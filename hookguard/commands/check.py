@@ -94,8 +94,8 @@ def dependency_check(result: GateResult, select: Sequence[str]) -> DependencyRes
     from hookguard.git.repo import Repo
     from hookguard.upgrade.dependencies import check_dependencies
 
-    if result.projects is None:
-        return None
+    if result.projects is None or (select and not {"HG001", "HG002"} & set(select)):
+        return None  # (the upgrade check reports HG001 and HG002 only)
     head = result.projects[1]
     return check_dependencies(Repo(result.root), result.base, result.head, result.config,
                               list(head.files.values()), head, select)

@@ -178,6 +178,12 @@ def check_dependencies(
     if len(comparison.unpinned) > _SHOWN:
         result.notes.append(f"dependencies: and {len(comparison.unpinned) - _SHOWN} more "
                             "requirements changed without an exact version")
+    if comparison.added:
+        names = comparison.added
+        result.notes.append(
+            f"dependencies: {len(names)} package{'s' * (len(names) != 1)} newly pinned, with "
+            f"no pinned version before to compare with: {', '.join(names[:5])}"
+            + (f" and {len(names) - 5} more" if len(names) > 5 else ""))
     if comparison.changes:
         _check_changes(result, comparison, head_pins.pins, repo.root, config, records,
                        checkout, select, python)

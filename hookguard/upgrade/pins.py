@@ -15,8 +15,9 @@ anything. The files read:
 - ``uv.lock``, ``poetry.lock`` (each ``[[package]]`` from a package index; git, path,
   directory and URL sources are left out) and ``Pipfile.lock`` (``default`` and ``develop``).
 
-Every file is hostile input: at most :data:`MAX_BYTES` bytes (a larger one is a note and left
-out), at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` levels of ``-r``; TOML through
+Every file is hostile input: at most :data:`MAX_BYTES` bytes for a lock file and
+:data:`MAX_TEXT_BYTES` for another (a larger one is a note and left out), :data:`MAX_TOTAL` in
+all, at most :data:`MAX_FILES` files and :data:`MAX_DEPTH` levels of ``-r``; TOML through
 ``tomllib`` (``tomli`` on 3.10) after a linear pass that refuses a key of very many dotted
 parts, JSON through ``json``; a file that does not parse, or a line that is no requirement,
 is one note naming the file and line, and the rest is read on. Names are compared as PEP 503
@@ -44,7 +45,9 @@ else:  # pragma: no cover - 3.10
 if TYPE_CHECKING:
     from hookguard.git.repo import Repo, TreeEntry
 
-MAX_BYTES = 16 << 20  # of one file (a large uv.lock is a few MiB)
+MAX_BYTES = 16 << 20  # of one lock file (a large uv.lock is a few MiB)
+MAX_TEXT_BYTES = 2 << 20  # of a requirements file or pyproject.toml (most are a few KiB)
+MAX_TOTAL = 64 << 20  # of all the files of one tree
 MAX_FILES = 256  # read in one tree, includes counted
 MAX_DEPTH = 16  # of -r/-c includes
 MAX_NOTES = 20  # about one tree's files
@@ -143,6 +146,7 @@ def read_pins(paths: Sequence[str], blobs: Mapping[str, str],
         out.notes.append(f"dependencies: {len(paths)} requirement and lock files; the first "
                          f"{MAX_FILES} read")
     seen: set[str] = set()
+    total = 0
     while queue:
         batch = [item for item in queue if item[0] not in seen]
         queue = []
@@ -165,8 +169,15 @@ def read_pins(paths: Sequence[str], blobs: Mapping[str, str],
             out.files[path] = blobs[path]
             kind, depth = by_path[path]
             data = contents.get(path)
-            if data is None:
-                _note(out, f"{path}: over {MAX_BYTES >> 20} MiB or unreadable: not read")
+            lock = kind != "requirements" and path.rsplit("/", 1)[-1] in LOCKS
+            limit = MAX_BYTES if lock else MAX_TEXT_BYTES
+            if data is None or len(data) > limit:
+                _note(out, f"{path}: over {limit >> 20} MiB or unreadable: not read")
+                continue
+            total += len(data)
+            if total > MAX_TOTAL:
+                _note(out, f"{path}: over {MAX_TOTAL >> 20} MiB of requirement and lock files "
+                           "in all: not read")
                 continue
             pins, includes, notes = parse_file(path, data, kind)
             out.pins.extend(pins)
@@ -593,6 +604,8 @@ def _shorten(text: str, limit: int = 240) -> str:
 __all__ = [
     "LOCKS",
     "MAX_BYTES",
+    "MAX_TEXT_BYTES",
+    "MAX_TOTAL",
     "Comparison",
     "Pin",
     "PinChange",
