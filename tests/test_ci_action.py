@@ -500,12 +500,15 @@ def test_args_reach_hookguard_and_an_injected_base_stays_data(tmp_path: Path) ->
 
 
 def _workflows() -> tuple[dict[str, object], dict[str, object]]:
-    """docs/ci.md's workflows: (the one that uses the action, the one written by hand)."""
+    """docs/ci.md's workflows: (the one that uses the action, the one written by hand, with
+    the cache steps; the dependency-update workflow is tested in
+    tests/test_check_dependencies.py)."""
     text = (ROOT / "docs" / "ci.md").read_text()
     blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
     workflows = [b for b in blocks if isinstance(b, dict) and "jobs" in b]
     (action,) = [w for w in workflows if "/hookguard@" in json.dumps(w, default=str)]
-    (by_hand,) = [w for w in workflows if w is not action]
+    (by_hand,) = [w for w in workflows if w is not action
+                  and "hookguard cache key" in json.dumps(w, default=str)]
     return action, by_hand
 
 
