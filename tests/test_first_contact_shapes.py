@@ -450,3 +450,149 @@ def test_a_member_call_under_a_guard_on_the_holder_is_no_proof(
                            "pkg/engine.py": WORKERS.replace("{guard}", guard)})
     found = audited(repo)["HG002 pkg.engine.DraftWorker.step"]
     assert found.severity is severity, found.message
+
+
+# -- recall: a chain of overrides of a lost hook is dead all along -------------------------------
+CHAIN_BASE = ("class Base:\n    def run(self):\n        self.setup()\n\n"
+              "    def setup(self):\n        pass\n")
+CHAIN = """from pkg.base import Base
+
+
+class A(Base):
+    def setup(self):
+        super().setup()
+        self.a = 1
+{extra}
+
+class B(A):
+    def setup(self):
+        super().setup()
+        self.b = 2
+
+
+class C(B):
+    def setup(self):
+        super().setup()
+"""
+
+
+def _chain_repo(repo: GitRepo, extra: str = "") -> None:
+    repo.commit("init", {"pkg/__init__.py": "", "pkg/base.py": CHAIN_BASE,
+                         "pkg/sub.py": CHAIN.replace("{extra}", extra)})
+    repo.commit("rename the hook", {"pkg/base.py": CHAIN_BASE.replace("setup", "prepare")})
+
+
+def test_every_override_in_a_chain_of_a_renamed_hook_is_reported(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """Issue 23: overrides whose own subclass calls ``super().hook()`` were never reported;
+    B.setup and C.setup are reached only through A.setup, which nothing calls any more."""
+    repo = git_repo()
+    _chain_repo(repo)
+    found = audited(repo)
+    for name in ("A", "B", "C"):
+        finding = found[f"HG001 pkg.sub.{name}.setup"]
+        assert finding.severity is Severity.ERROR, finding.message
+    assert "A.setup, which it overrides, is stale too" in found["HG001 pkg.sub.B.setup"].message
+    assert "B.setup, which it overrides, is stale too" in found["HG001 pkg.sub.C.setup"].message
+    # warm equals cold: a second run on the cache, then one after an edit of C only
+    warm = audit([repo.root], Options(use_cache=True, workers=1))
+    assert {f"{f.code} {f.symbol}" for f in warm.findings} == set(found)
+    repo.commit("edit C", {"pkg/sub.py": CHAIN.replace("{extra}", "") + "        return 1\n"})
+    cold = audited(repo)
+    warm = audit([repo.root], Options(use_cache=True, workers=1))
+    assert {f"{f.code} {f.symbol}" for f in warm.findings} == set(cold)
+
+
+def test_a_chain_link_its_own_class_still_calls_is_live(git_repo: Callable[..., GitRepo]) -> None:
+    """A still calls ``self.setup()`` from another method: B.setup and C.setup run from there
+    (A.setup, whose base hook was renamed, is reported as before)."""
+    repo = git_repo()
+    _chain_repo(repo, "\n    def reset(self):\n        self.setup()\n")
+    found = audited(repo)
+    assert "HG001 pkg.sub.A.setup" in found
+    assert "HG001 pkg.sub.B.setup" not in found
+    assert "HG001 pkg.sub.C.setup" not in found
+
+
+# -- recall: a callback hook the trainer dispatches by name over its callbacks --------------------
+TRAINER = """class Callback:
+    def on_epoch_end(self, trainer):
+        pass
+
+
+class Trainer:
+    def __init__(self, callbacks):
+        self.callbacks = callbacks
+
+    def fit(self):
+        for cb in self.callbacks:
+            cb.on_epoch_end(self)
+"""
+PRINTER = ("from pkg.trainer import Callback\n\n\nclass Printer(Callback):\n"
+           "    def on_epoch_end(self, trainer):\n        print(trainer)\n")
+
+
+def _callbacks_repo(repo: GitRepo, renamed_in: str, extra: dict[str, str] | None = None) -> None:
+    """``renamed_in``: the file whose ``cb.on_epoch_end(...)`` the renaming commit renames
+    (the trainer's own dispatch, or only an example's call)."""
+    example = ("from pkg.trainer import Trainer\n\n\ndef main(cb):\n"
+               "    cb.on_epoch_end(None)\n")
+    files = {"pkg/__init__.py": "", "pkg/trainer.py": TRAINER, "pkg/printer.py": PRINTER,
+             "examples/run.py": example, **(extra or {})}
+    repo.commit("init", files)
+    trainer = files["pkg/trainer.py"]
+    renamed = {"pkg/trainer.py": trainer.replace("def on_epoch_end", "def on_train_epoch_end")}
+    if renamed_in == "pkg/trainer.py":
+        renamed["pkg/trainer.py"] = trainer.replace("on_epoch_end", "on_train_epoch_end")
+    renamed["examples/run.py"] = example.replace("on_epoch_end", "on_train_epoch_end")
+    repo.commit("rename the callback hook", renamed)
+
+
+def _check(repo: GitRepo) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "hookguard", "check", "--base", "HEAD~1",
+                           "--no-cache"], cwd=repo.root, capture_output=True, text=True,
+                          check=False)
+    return proc.returncode, proc.stdout
+
+
+def test_a_renamed_dispatch_over_callbacks_proves_the_hook(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """Issue 23: renaming a callback hook that the trainer calls by name on every registered
+    callback gave only warnings ("an API method, not a hook"), exit 0."""
+    repo = git_repo()
+    _callbacks_repo(repo, "pkg/trainer.py")
+    found = audited(repo)["HG001 pkg.printer.Printer.on_epoch_end"]
+    assert found.severity is Severity.ERROR, found.message
+    code, out = _check(repo)
+    assert code == 1 and "HG001 [error] Printer.on_epoch_end" in out, out
+
+
+def test_a_call_renamed_only_in_examples_proves_no_hook(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """The trainer never dispatched it (a method users call): only an example's call was
+    renamed, which is a user of an API method, not the framework calling a hook."""
+    repo = git_repo()
+    dispatch = "        for cb in self.callbacks:\n            cb.on_epoch_end(self)\n"
+    _callbacks_repo(repo, "examples/run.py",
+                    {"pkg/trainer.py": TRAINER.replace(dispatch, "        pass\n")})
+    found = audited(repo)["HG001 pkg.printer.Printer.on_epoch_end"]
+    assert found.severity is Severity.WARNING
+    code, out = _check(repo)
+    assert code == 0 and "HG001 [warning]" in out, out
+
+
+def test_a_renamed_dispatch_with_another_caller_left_is_no_proof(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """Other framework code still calls ``x.on_epoch_end(...)``: the override may run."""
+    repo = git_repo()
+    logger = ("def log(cb):\n    return cb.on_epoch_end(None)\n")
+    _callbacks_repo(repo, "pkg/trainer.py", {"pkg/logger.py": logger})
+    found = audited(repo).get("HG001 pkg.printer.Printer.on_epoch_end")
+    assert found is None or found.severity is Severity.WARNING, found

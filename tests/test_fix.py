@@ -258,7 +258,13 @@ def test_rename_carries_descendants_along(tmp_path: Path) -> None:
     repo.commit("Rename", {"pkg/base.py": BASE_V2})
     result = audit([repo.root], Options(use_cache=False))
     findings = [f for f in result.findings if f.symbol.endswith(".setup")]
-    assert [f.symbol for f in findings] == ["pkg.child.Child.setup"]
+    # Grand.setup overrides Child.setup, itself stale: a link of the chain, which follows the
+    # first link's fix (planned with it, never on its own).
+    assert [f.symbol for f in findings] == ["pkg.child.Child.setup", "pkg.grand.Grand.setup"]
+    assert findings[1].evidence["overrides"] == "pkg.child.Child.setup"
+    (alone,) = fix_findings(repo.root, findings[1:], project=result.project,
+                            write=False).outcomes
+    assert alone.status == "refused" and "fix that one" in alone.message
     # Without the project model the fixer cannot see the subclasses: it refuses.
     (outcome,) = fix_findings(repo.root, findings, write=False).outcomes
     assert outcome.status == "refused"

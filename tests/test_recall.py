@@ -397,9 +397,10 @@ def test_a_same_file_test_hierarchy_renamed_halfway_down(git_repo: Callable[...,
                .replace(stub.format(2), stub.format(2).replace("_get_obj", "_get_args"))
                .replace("return 4", "return 5"))  # the commit even edits a stale override
     repo.commit("Build the object from _get_args", {"tests/test_offsite.py": renamed})
-    # TestB's override is stale; TestC's overrides TestB's, which nothing calls either, but it
-    # still has a definition to override: only the first stale link is reported.
-    assert errors(gate(repo, base)) == {"HG001 test_offsite.TestB._get_obj"}
+    # TestB's override is stale; TestC's overrides TestB's, which nothing calls either: the
+    # whole chain is dead (issue 23: it was once reported at its first link only).
+    assert errors(gate(repo, base)) == {"HG001 test_offsite.TestB._get_obj",
+                                        "HG001 test_offsite.TestC._get_obj"}
 
 
 PIPELINE_V1 = '''

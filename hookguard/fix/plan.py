@@ -187,11 +187,19 @@ def plan_fixes(
     def refuse(finding: Finding, reason: str) -> None:
         refused.append(Outcome(finding.path, finding.line, finding.code, "refused", reason))
 
+    findings = list(findings)
+    stale = {f.symbol for f in findings if f.rule == STALE}
     for finding in findings:
         key = (finding.path, finding.line, finding.rule)
         if key in seen:
             continue
         seen.add(key)
+        overrides = finding.evidence.get("overrides") if finding.rule == STALE else None
+        if isinstance(overrides, str):  # a link of a chain: it follows the first link's fix
+            if overrides not in stale:
+                refuse(finding, f"it overrides {overrides}, itself stale: fix that one, and "
+                                "this override follows it")
+            continue
         cls, method = split_symbol(finding.symbol)
         fix_or_reason: Fix | str
         if finding.rule == STALE:

@@ -7,6 +7,7 @@ rules, the cache and the gate can name a change without importing the walk.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -109,3 +110,39 @@ def pair_renames(
             pairs[old_name] = new_name
             taken.add(new_name)
     return pairs
+
+
+_NOT_FRAMEWORK = frozenset({b"test", b"tests", b"testing", b"example", b"examples", b"doc",
+                            b"docs", b"benchmarks"})
+_NEW_PATH = re.compile(rb'^\+\+\+ "?b/(.*?)"?$', re.MULTILINE)
+
+
+def _framework_path(path: bytes) -> bool:
+    """A file of the framework's own code: not a test, an example or documentation."""
+    parts = path.split(b"/")
+    name = parts[-1]
+    return not (any(p in _NOT_FRAMEWORK for p in parts[:-1]) or name.startswith(b"test_")
+                or name.endswith(b"_test.py") or name == b"conftest.py")
+
+
+def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
+    """Whether ``patch`` (``git diff -p``), which renames the hook ``name`` to ``new``, also
+    renames a call of it on one object in the framework's own code (not tests, examples or
+    docs): a dispatch over the objects it holds (``for cb in self.callbacks:
+    cb.on_epoch_end(...)`` becoming ``cb.on_train_epoch_end(...)``) switched names, so the
+    name was a hook the framework called."""
+    old_call = re.compile(rb"^-.*?\b([A-Za-z_]\w*)\." + re.escape(name.encode()) + rb"\(",
+                          re.MULTILINE)
+    for chunk in patch.split(b"\ndiff --git"):
+        header = _NEW_PATH.search(chunk)
+        if header is None or not _framework_path(header.group(1)):
+            continue
+        for match in old_call.finditer(chunk):
+            receiver = match.group(1)
+            if receiver in (b"self", b"cls", b"super"):
+                continue  # (calls on the instance are read from the model)
+            renamed = re.compile(rb"^\+.*?\b" + re.escape(receiver) + rb"\."
+                                 + re.escape(new.encode()) + rb"\(", re.MULTILINE)
+            if renamed.search(chunk):
+                return True
+    return False

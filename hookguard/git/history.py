@@ -36,7 +36,7 @@ from hookguard.git.blobs import (
     outline_of,
     scan_defs,
 )
-from hookguard.git.changes import HookChange, pair_renames
+from hookguard.git.changes import HookChange, pair_renames, renamed_dispatch
 from hookguard.git.repo import GitError, Repo, split_records
 from hookguard.model.extract import parse_quietly
 from hookguard.model.records import ClassRecord
@@ -477,7 +477,9 @@ class HistoryIndex:
                     path=removal.new_path,
                     was_called=_called_in_line(before, qualname, removal.name)
                     or self._commit_dropped_call(removal.commit, removal.name,
-                                                 removal.old_path),
+                                                 removal.old_path)
+                    or self._commit_renamed_dispatch(removal.commit, removal.name,
+                                                     pairing.get(removal.name)),
                     refused=self._commit_names(removal.commit, removal.name, removal.old_path,
                                                b"+"),
                     when=removal.when,
@@ -522,6 +524,11 @@ class HistoryIndex:
         if member.search(patch):
             return True
         return self._commit_names(commit, name, path, b"-")
+
+    def _commit_renamed_dispatch(self, commit: str, name: str, new: str | None) -> bool:
+        """Whether ``commit``, which renamed the hook ``name`` to ``new``, renamed a dispatch
+        of it (:func:`~hookguard.git.changes.renamed_dispatch`)."""
+        return bool(new) and renamed_dispatch(self._patch(commit), name, new or "")
 
     def _commit_names(self, commit: str, name: str, path: str, sign: bytes) -> bool:
         """Whether ``commit`` removed (``sign`` b"-") or added (b"+") the string ``"name"``

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.git.changes import HookChange
@@ -21,8 +21,17 @@ class _Evidence:
     new: str | None
     change: HookChange | None = None
     source: str = ""  # contract file:line
+    via: str = ""  # the class of the stale override this one overrides (a chain), if any
+    dead: frozenset[str] = frozenset()  # the classes of the chain's stale overrides above
 
     def describe(self) -> str:
+        text = self._describe()
+        if self.via:
+            text += (f", and {self.via.rsplit('.', 1)[-1]}.{self.old}, which it overrides, "
+                     "is stale too")
+        return text
+
+    def _describe(self) -> str:
         if self.kind == "override-decorator":
             return "it is decorated with @override, but no base class defines it"
         where = self.ancestor.name if self.ancestor else "its base"
@@ -110,7 +119,7 @@ class StaleOverride(Rule):
         project = ctx.project
         duck = set(ctx.config.duck_protocols)
         candidates: list[tuple[ClassInfo, MethodRecord]] = []
-        for info in ctx.classes():
+        for info in self._scope(ctx):
             if not project.bases(info):
                 continue
             inherited = project.inherited_names(info)
@@ -125,11 +134,55 @@ class StaleOverride(Rule):
         if not candidates:
             return
         evidence = self._gather(ctx, candidates)
+        stale: dict[tuple[str, str], tuple[ClassInfo, _Evidence]] = {}
         for info, method in candidates:
             found = evidence.get((info.fq, method.name))
             if found is not None:
                 finding = self._judge(ctx, info, method, found)
                 if finding is not None:
+                    stale[(info.fq, method.name)] = (info, found)
+                    if ctx.only is None or info.fq in ctx.only:
+                        yield finding
+        yield from self._chains(ctx, stale)
+
+    @staticmethod
+    def _scope(ctx: RuleContext) -> Iterator[ClassInfo]:
+        """The classes to check; when only some are re-checked, their ancestors too (judged,
+        not reported): a chain's verdict (:meth:`_chains`) rests on theirs."""
+        yield from ctx.classes()
+        if ctx.only is not None:
+            seen = set(ctx.only)
+            for fq in sorted(ctx.only):
+                info = ctx.project.classes.get(fq)
+                for node in ctx.project.ancestors(info) if info is not None else ():
+                    if isinstance(node, ClassInfo) and node.fq not in seen:
+                        seen.add(node.fq)
+                        yield node
+
+    def _chains(
+        self, ctx: RuleContext, stale: dict[tuple[str, str], tuple[ClassInfo, _Evidence]]
+    ) -> Iterator[Finding]:
+        """Overrides of a stale override: ``B.hook`` overrides ``A.hook``, which overrides the
+        hook the base lost; the base's call reached ``B.hook`` only through that name, so it
+        is dead too (``super().hook()`` inside it reaches ``A.hook``, never the other way).
+        Each is judged as the first one is, with the same evidence."""
+        project = ctx.project
+        pending = list(stale.values())
+        while pending:
+            owner, evidence = pending.pop()
+            name = evidence.old
+            for heir in project.descendants(owner):
+                method = heir.record.methods.get(name)
+                if method is None or (heir.fq, name) in stale or (
+                        ctx.only is not None and heir.fq not in ctx.only):
+                    continue
+                if project.defining_ancestor(heir, name) is not owner:
+                    continue  # a class between them redefines it: that one's chain decides
+                link = replace(evidence, via=owner.fq, dead=evidence.dead | {owner.fq})
+                finding = self._judge(ctx, heir, method, link)
+                if finding is not None:
+                    stale[(heir.fq, name)] = (heir, link)
+                    pending.append((heir, link))
                     yield finding
 
     # -- hooks the base still defines but no longer calls through self (``check``) ------------
@@ -169,13 +222,19 @@ class StaleOverride(Rule):
                 if found is not None:
                     yield found
 
-    def _runs_anyway(self, ctx: RuleContext, info: ClassInfo, method: MethodRecord) -> bool:
+    def _runs_anyway(
+        self, ctx: RuleContext, info: ClassInfo, method: MethodRecord,
+        dead: frozenset[str] = frozenset(),
+    ) -> bool:
         """Whether the method is reached whatever its bases once defined: then no evidence
         makes it stale, and history (the costly part of a cold audit) is not asked about it.
-        The verdict is the same either way: :meth:`_judge` drops such a method too."""
+        The verdict is the same either way: :meth:`_judge` drops such a method too. ``dead``:
+        bases whose own override of the name is stale (a chain): their ``super().name()``
+        inside it is no use."""
         name, refs = method.name, ctx.references
-        if any(name in a.record.self_refs for a in ctx.project.ancestors(info)
-               if isinstance(a, ClassInfo)):
+        if any(name in a.record.self_refs and not (
+                a.fq in dead and not _uses_itself(a, a.record.methods[name]))
+               for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)):
             return True  # a base still calls it on self: the override runs
         if name.startswith("test") and _is_test_class(ctx, info):
             return True  # a test runner collects it by its own name
@@ -270,7 +329,7 @@ class StaleOverride(Rule):
             info.record.local_scope and is_test_file(info.file.path)
         ):
             return None  # a test defines the removed hook to see the framework refuse it
-        if self._runs_anyway(ctx, info, method):
+        if self._runs_anyway(ctx, info, method, evidence.dead):
             return None  # reached whatever the bases once defined
         outside = ctx.references.outside(
             name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other))
@@ -372,6 +431,8 @@ class StaleOverride(Rule):
             )
         if evidence.source:
             details["contract"] = evidence.source
+        if evidence.via:
+            details["overrides"] = f"{evidence.via}.{name}"  # a stale override: a chain
         if evidence.ancestor is not None:
             target = evidence.ancestor.method(evidence.new) if evidence.new else None
             related.append(
