@@ -362,7 +362,9 @@ def _dropped_uses(
             ("", info.fq, call.name)  # a member call counts wherever it was
             for info in project.classes.values() if info.file.path in changed
             for method in info.record.methods.values()
+            # (a call of its own name inside a method is a wrapper forwarding it, no caller)
             for call in method.calls if call.receiver in ("member", "typed")
+            and call.name != method.name
         }
         for path in changed:
             record = project.files.get(path)

@@ -596,3 +596,71 @@ def test_a_renamed_dispatch_with_another_caller_left_is_no_proof(
     _callbacks_repo(repo, "pkg/trainer.py", {"pkg/logger.py": logger})
     found = audited(repo).get("HG001 pkg.printer.Printer.on_epoch_end")
     assert found is None or found.severity is Severity.WARNING, found
+
+
+# -- round 3: a public method dropped from a base and from a wrapper that forwarded it ----------
+VECTOR_V1 = """class VectorEnv:
+    def set_attr(self, name, values):
+        \"\"\"Set a property on each sub-environment.\"\"\"
+
+
+class VectorEnvWrapper(VectorEnv):
+    def __init__(self, env):
+        self.env = env
+
+    def set_attr(self, name, values):
+        return self.env.set_attr(name, values)
+"""
+VECTOR_V2 = """class VectorEnv:
+    pass
+
+
+class VectorEnvWrapper(VectorEnv):
+    def __init__(self, env):
+        self.env = env
+"""
+SYNC = ("from pkg.vector import VectorEnv\n\n\nclass SyncVectorEnv(VectorEnv):\n"
+        "    def set_attr(self, name, values):\n        self.values = values\n")
+
+
+def test_a_wrapper_forwarding_its_own_method_proves_no_hook(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """Gymnasium, round 3: the wrapper's ``self.env.set_attr(...)`` inside its own
+    ``set_attr`` forwards a public method; it is no call of a hook by the framework."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/vector.py": VECTOR_V1, "pkg/sync.py": SYNC})
+    repo.commit("v2", {"pkg/vector.py": VECTOR_V2})
+    found = audited(repo).get("HG001 pkg.sync.SyncVectorEnv.set_attr")
+    assert found is None or found.severity is Severity.WARNING, found
+    code, out = _check(repo)
+    assert code == 0 and "HG001 [error]" not in out, out
+
+
+def test_a_member_call_from_another_method_still_proves_the_hook(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """The framework's own code, in another method, called it through the member: a hook."""
+    repo = git_repo()
+    caller = VECTOR_V1 + "\n    def reset(self):\n        self.env.set_attr('seed', [0])\n"
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/vector.py": caller, "pkg/sync.py": SYNC})
+    repo.commit("v2", {"pkg/vector.py": VECTOR_V2})
+    found = audited(repo)["HG001 pkg.sync.SyncVectorEnv.set_attr"]
+    assert found.severity is Severity.ERROR, found.message
+
+
+def test_an_override_tests_call_directly_is_a_warning(git_repo: Callable[..., GitRepo]) -> None:
+    """Issue 23, shape 9: a test calls the override directly; it runs there, so "never runs"
+    is no proof (a warning that says so). Without that test it is an error."""
+    repo = git_repo()
+    _renamed_hook_repo = {"pkg/__init__.py": "", "pkg/base.py": CHAIN_BASE,
+                          "pkg/sub.py": "from pkg.base import Base\n\n\nclass A(Base):\n"
+                                        "    def setup(self):\n        self.a = 1\n"}
+    repo.commit("init", _renamed_hook_repo)
+    repo.commit("rename", {"pkg/base.py": CHAIN_BASE.replace("setup", "prepare")})
+    assert audited(repo)["HG001 pkg.sub.A.setup"].severity is Severity.ERROR
+    repo.commit("a test", {"tests/test_sub.py": "from pkg.sub import A\n\n\ndef test_a():\n"
+                                                "    A().setup()\n"})
+    found = audited(repo)["HG001 pkg.sub.A.setup"]
+    assert found.severity is Severity.WARNING
+    assert "tests call 'setup' on objects directly" in found.message

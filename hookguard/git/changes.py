@@ -146,3 +146,29 @@ def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
             if renamed.search(chunk):
                 return True
     return False
+
+
+_DEF_LINE = re.compile(rb"^[-+ ]?\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
+
+
+def forwarded_member_call(patch: bytes, name: str) -> bool:
+    """Whether ``patch`` (``git diff -p -U0``) removes a call of ``name`` through an object
+    the instance holds (``self.policy.name(...)``) outside a method of that name: the
+    framework's own code calling a hook. Inside ``def name`` the call is a wrapper forwarding
+    its own method to the wrapped object (``def set_attr(...): return
+    self.env.set_attr(...)``), which says nothing about whether anything calls it (first
+    contact, round 3)."""
+    member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + re.escape(name.encode()) + rb"\(")
+    own = name.encode()
+    for chunk in patch.split(b"\ndiff --git"):
+        current: bytes | None = None  # the method the hunk's lines are in, where it says
+        for line in chunk.split(b"\n"):
+            if line.startswith(b"@@"):
+                current = None
+                continue
+            definition = _DEF_LINE.match(line)
+            if definition is not None:
+                current = definition.group(1)
+            elif current != own and member.match(line):
+                return True
+    return False

@@ -36,7 +36,12 @@ from hookguard.git.blobs import (
     outline_of,
     scan_defs,
 )
-from hookguard.git.changes import HookChange, pair_renames, renamed_dispatch
+from hookguard.git.changes import (
+    HookChange,
+    forwarded_member_call,
+    pair_renames,
+    renamed_dispatch,
+)
 from hookguard.git.repo import GitError, Repo, split_records
 from hookguard.model.extract import parse_quietly
 from hookguard.model.records import ClassRecord
@@ -519,9 +524,7 @@ class HistoryIndex:
         message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
         ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
         patch = self._patch(commit)
-        quoted = re.escape(name.encode())
-        member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + quoted + rb"\(", re.MULTILINE)
-        if member.search(patch):
+        if forwarded_member_call(patch, name):
             return True
         return self._commit_names(commit, name, path, b"-")
 
