@@ -258,3 +258,24 @@ def test_a_project_derived_for_changed_bodies_is_the_project_built_afresh() -> N
     rebased = records({**files, "pkg/sub.py": files["pkg/sub.py"].replace("(Base)", "(object)")})
     after = [b if b.path != "pkg/sub.py" else r for b, r in zip(before, rebased, strict=True)]
     assert _shape(base.with_files(before, after)) == _shape(Project.build(after))
+
+
+def test_generic_gives_no_mro_entry_before_a_generic_base() -> None:
+    """hypothesis, first contact round 3: ``class MappableN(Generic[T], Lawful[T])`` is
+    accepted by Python (``Generic[T].__mro_entries__`` gives nothing when a later base is
+    generic); it was reported as an inconsistent method resolution order."""
+    source = (
+        "from typing import Generic, Protocol, TypeVar\nT = TypeVar('T')\n"
+        "class Lawful(Generic[T]): ...\nclass MappableN(Generic[T], Lawful[T]): ...\n"
+        "class Proto(Protocol[T]): ...\nclass Both(Generic[T], Proto[T]): ...\n"
+    )
+    project = project_of({"m.py": source})
+    assert not [e.message for e in project.errors]
+    namespace: dict[str, object] = {}
+    exec(source, namespace)
+    for name in ("MappableN", "Both"):
+        expected = [c.__qualname__ for c in namespace[name].__mro__  # type: ignore[attr-defined]
+                    if c.__module__ == "builtins" or c.__qualname__ in ("Lawful", name, "Proto")]
+        got = [n.fq.split(".")[-1] if isinstance(n, ClassInfo) else n.name
+               for n in project.mro(project.classes[f"m.{name}"])]
+        assert [g for g in got if g in expected] == [e for e in expected if e != "object"]

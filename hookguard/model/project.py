@@ -335,6 +335,7 @@ class Project:
                 return (info, base)
             above = self._mro.get(base.fq, (base,))
             return (info, *above) if len(above) < MAX_MRO else self._cut_off(info, base)
+        bases = _generic_dropped(bases, self._mro)
         sequences: list[list[Node]] = [
             list(self._mro.get(b.fq, (b,))) if isinstance(b, ClassInfo) else [b] for b in bases
         ]
@@ -642,6 +643,34 @@ def _defined_names(info: ClassInfo) -> frozenset[str]:
 
 def _self_refs(info: ClassInfo) -> frozenset[str]:
     return info.record.self_refs
+
+
+_GENERIC = frozenset({"typing.Generic", "typing_extensions.Generic", "Generic"})
+_PROTOCOL = frozenset({"typing.Protocol", "typing_extensions.Protocol", "Protocol"})
+
+
+def _generic_dropped(
+    bases: tuple[Node, ...], mros: dict[str, tuple[Node, ...]]
+) -> tuple[Node, ...]:
+    """``bases`` as Python puts them in the MRO: ``Generic[T]`` gives no entry when a later
+    base is itself generic or one is a ``Protocol`` (``typing``'s ``__mro_entries__``), so
+    ``class C(Generic[T], Base[T])`` is consistent."""
+    def generic(node: Node) -> bool:
+        return isinstance(node, External) and node.name in _GENERIC
+
+    if not any(generic(b) for b in bases):
+        return bases
+    kept: list[Node] = []
+    for index, base in enumerate(bases):
+        later = bases[index + 1:]
+        if generic(base) and (
+            any(isinstance(b, External) and b.name in _PROTOCOL for b in bases)
+            or any(isinstance(b, ClassInfo) and any(generic(n) for n in mros.get(b.fq, ()))
+                   for b in later)
+        ):
+            continue
+        kept.append(base)
+    return tuple(kept)
 
 
 def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
