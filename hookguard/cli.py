@@ -73,6 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     audit = commands.add_parser("audit", help="audit a whole checkout")
     audit.add_argument("paths", nargs="*", type=Path,
                        help="report findings under these paths (default: the current directory)")
+    audit.add_argument("--python", metavar="PATH",
+                       help="read the installed packages the checkout subclasses from this "
+                            "interpreter's environment (or virtual environment folder), as "
+                            "bytes, never imported: their classes join the model, are never "
+                            "reported on, and make the MROs through them known (default: the "
+                            "active virtual environment, VIRTUAL_ENV, when set)")
+    audit.add_argument("--no-environment", action="store_true",
+                       help="read no installed package, not even VIRTUAL_ENV's: every base "
+                            "outside the checkout is unknown")
     add_common(audit)
 
     check = commands.add_parser("check", help="gate a change: findings the change introduces")

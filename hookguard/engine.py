@@ -38,6 +38,7 @@ from hookguard.rules.base import PassedKeyword
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
     from hookguard.git.history import HistoryIndex, HookChange
+    from hookguard.upgrade.environment import InstalledPackages
 
 
 @dataclass
@@ -50,6 +51,9 @@ class Options:
     reuse_results: bool = True  # answer an unchanged checkout with the last run's findings
     # Read nothing from the cache and write it anew (set by rebuilding_bad_records): why.
     distrust_cache: str = ""
+    # The interpreter (or virtual environment folder) whose installed packages the checkout's
+    # bases are read from, as bytes, never imported (hookguard.upgrade.environment); None: none.
+    python: str | None = None
 
 
 @dataclass
@@ -216,7 +220,10 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
         keys = content_keys(workspace.root, paths, cache, config.max_file_size)
     contracts = workspace.load_contracts(options.contracts)
     use_history = options.history and config.history
-    inputs = _inputs_digest(workspace, contracts, use_history, options)
+    installed = _installed(options, workspace)
+    inputs = own_inputs = _inputs_digest(workspace, contracts, use_history, options)
+    if installed is not None:  # as the last run read them (their files unchanged), or new
+        inputs = _digest(own_inputs, installed.fingerprint(installed.last_reads(cache)))
     result_key = _result_key(keys, inputs, scopes)
     if cache is not None and options.reuse_results:
         stored = _decode_result(cache.get_result(result_key))
@@ -243,7 +250,17 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
             workspace.root, paths, cache, config.max_file_size, options.workers, keys, pool
         )
         with progress.phase("building the model"):
-            project = Project.build(records, dict(config.module_aliases))
+            project = checkout = Project.build(records, dict(config.module_aliases))
+        own: frozenset[str] | None = None  # the classes to report on (None: all)
+        if installed is not None:
+            with progress.phase("reading installed packages"):
+                project, own = installed.extend(checkout, records, dict(config.module_aliases))
+            installed.remember_reads(cache)
+            notes.extend(installed.notes)
+            read_now = _digest(own_inputs, installed.fingerprint())
+            if read_now != inputs:  # this run read other installed files than the last one
+                inputs = read_now
+                result_key = _result_key(keys, inputs, scopes)
         stored_state = cache.get_state() if cache is not None else None
         state = decode_state(stored_state) if stored_state is not None else None
         rerun = None
@@ -252,8 +269,11 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
         ):
             assert cache is not None
             rerun = _affected_since(state, project, keys, cache, _names_in(contracts))
+        only = rerun if own is None else own if rerun is None else own & rerun
         findings = run_rules(project, config, contracts, history, select=options.select,
-                             only=rerun)
+                             only=only)
+        if installed is not None:
+            findings = installed.translate(findings)
     finally:
         if history is not None:
             history.close()  # (a walk prefetched and never asked for: its git stops)
@@ -268,7 +288,7 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
         state_now = _state_of(inputs, keys, findings, history_notes)
         cache.put_state(encoded(lambda: encode_state(state_now)))
     findings = [f for f in findings if in_scope(f.path, scopes)]
-    errors = [e for e in input_errors(project) if in_scope(e.path, scopes)]
+    errors = [e for e in input_errors(checkout) if in_scope(e.path, scopes)]
     if cache is not None:
         result = (findings, errors, list(notes))
         cache.put_result(result_key, encoded(lambda: msgspec.msgpack.encode(result)))
@@ -286,6 +306,21 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
         git_logs=history.git_logs if history is not None else 0,
         rechecked=len(rerun) if rerun is not None else None,
     )
+
+
+def _installed(options: Options, workspace: Workspace) -> InstalledPackages | None:
+    """The installed packages ``--python`` (or the active virtual environment) names, or
+    None; a bad path is a usage error."""
+    if options.python is None:
+        return None
+    from hookguard.upgrade.environment import open_installed
+
+    return open_installed(options.python, workspace.root, workspace.config.max_file_size,
+                          options.use_cache)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 _RESULT_DECODER = msgspec.msgpack.Decoder(tuple[list[Finding], list[InputError], list[str]])
