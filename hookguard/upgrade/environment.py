@@ -469,7 +469,8 @@ class InstalledPackages:
                     self._over = True
                     self.notes.append(
                         f"installed packages ({self.environment.describe()}): stopped after "
-                        f"{len(self.files)} files, {self._bytes >> 20} MiB; the bases not read "
+                        f"{len(self.files)} file{'s' * (len(self.files) != 1)}, "
+                        f"{self._bytes >> 20} MiB; the bases not read "
                         "stay unknown")
                 return added
             self.files[located.path] = located.file
