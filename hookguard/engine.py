@@ -68,6 +68,7 @@ class AuditResult:
     contracts: list[HookContract] = field(default_factory=list)
     git_logs: int = 0  # ``git log`` runs for history evidence (0 when all came from the cache)
     rechecked: int | None = None  # classes re-checked by an incremental run; None: all were
+    own_classes: int | None = None  # the checkout's classes, when installed ones joined the model
 
 
 @dataclass
@@ -305,6 +306,7 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
         contracts=contracts,
         git_logs=history.git_logs if history is not None else 0,
         rechecked=len(rerun) if rerun is not None else None,
+        own_classes=len(own) if own is not None else None,
     )
 
 

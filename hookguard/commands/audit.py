@@ -24,8 +24,9 @@ def run_audit(args: argparse.Namespace) -> int:
     options.python = environment_of(args)
     with progress_shown(args):
         result = audit(args.paths or [Path.cwd()], options)
+    classes = result.own_classes if result.own_classes is not None else classes_of(result)
     summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
-                        classes_of(result))
+                        classes)
     emit(args, result.findings, result.errors, result.notes, summary, result.root)
     return exit_code(result.findings, args.exit_zero, result.errors)
 

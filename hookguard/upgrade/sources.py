@@ -36,6 +36,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -423,10 +424,13 @@ def search_path(python: str | None) -> list[str]:
     the interpreter running hookguard when None."""
     if python is None:
         return [p for p in sys.path if p]
-    try:
-        done = subprocess.run(
-            [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
-            capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    try:  # from an empty folder: ``-c`` puts the current one first on sys.path, and a
+        # checkout's own ``json.py`` must not be what ``import json`` runs
+        with tempfile.TemporaryDirectory(prefix="hookguard-python-") as empty:
+            done = subprocess.run(
+                [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+                cwd=empty)
     except (OSError, subprocess.SubprocessError) as exc:
         raise UsageError(f"cannot run --python {python}: {exc}") from None
     try:
