@@ -8,8 +8,10 @@
 - :mod:`hookguard.upgrade.check`: the two models, the rules, the findings, and what is an error;
 - :mod:`hookguard.upgrade.pins`: the pinned versions of a git tree's requirement and lock files;
 - :mod:`hookguard.upgrade.dependencies`: ``check --base`` runs the check for each dependency
-  the change moves.
+  the change moves;
+- :mod:`hookguard.upgrade.environment`: ``audit --python``, the installed packages the
+  checkout subclasses, read into the audit's model.
 
-Nothing imports this package but :mod:`hookguard.commands.upgrade` and
-:mod:`hookguard.commands.check`.
+Nothing imports this package but :mod:`hookguard.commands.upgrade`,
+:mod:`hookguard.commands.check`, and :mod:`hookguard.engine` (lazily, for ``--python``).
 """
