@@ -265,3 +265,38 @@ def test_import_hookguard_stays_torch_free() -> None:
     code = ("import sys, hookguard, hookguard.engine, hookguard.upgrade.environment; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_folders_of_a_venv_are_read_without_running_it(tmp_path: Path) -> None:
+    """pyvenv.cfg and site-packages, .pth path lines (an import line is never run), an
+    editable finder's MAPPING; a regular package wins over a namespace portion before it."""
+    from hookguard.upgrade.environment import InstalledPackages, find_environment
+
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /nowhere\nversion = 3.11.7\n")
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").write_text("#!/bin/sh\ntouch ran\n")  # never run
+    extra, src = tmp_path / "extra", tmp_path / "src"
+    (extra / "ns").mkdir(parents=True)
+    (extra / "ns" / "mod.py").write_text("class Regular: pass\n")
+    (extra / "ns" / "__init__.py").write_text("")
+    (site / "ns").mkdir()
+    (site / "ns" / "mod.py").write_text("class Portion: pass\n")
+    (src / "mine").mkdir(parents=True)
+    (src / "mine" / "__init__.py").write_text("class Mine: pass\n")
+    (site / "a.pth").write_text(f"# comment\n{extra}\nimport os; os.system('touch ran')\n")
+    (site / "__editable___mine_1_0_finder.py").write_text(
+        f"import sys\nMAPPING: dict[str, str] = {{'mine': {str(src / 'mine')!r}}}\n"
+        "raise SystemExit('never run')\n")
+    env = find_environment(str(venv / "bin" / "python"))
+    assert env.folders == (str(site), str(extra))
+    assert env.editable == (("mine", str(src / "mine")),)
+    packages = InstalledPackages(env, tmp_path / "checkout", 1 << 20, use_cache=False)
+    found = packages._locate("ns.mod")
+    assert found is not None and found.file == str(extra / "ns" / "mod.py")
+    mine = packages._locate("mine")
+    assert mine is not None and mine.file == str(src / "mine" / "__init__.py")
+    assert mine.path == "mine/__init__.py" and mine.is_package
+    assert not (tmp_path / "ran").exists() and not Path("ran").exists()

@@ -432,30 +432,34 @@ class InstalledPackages:
         return found
 
     def _find(self, parts: list[str]) -> _Located | None:
+        """As the path finder looks ``parts`` up: the first folder holding the top-level name
+        as a regular package or a module wins; else an editable install's folder; else the
+        folders holding it as a namespace package's portions, in order."""
         top, rest = parts[0], parts[1:]
-        editable = dict(self.environment.editable).get(top)
-        roots: list[tuple[str, str]] = []  # (the top's folder or file stem, its search folder)
-        if editable is not None:
-            roots.append((editable, os.path.dirname(editable)))
+        regular: tuple[str, str] | None = None
+        portions: list[tuple[str, str]] = []  # (the top's folder or file stem, search folder)
         for folder in self.environment.folders:
             here = os.path.join(folder, top)
             if os.path.isfile(os.path.join(here, "__init__.py")) or os.path.isfile(here + ".py"):
-                roots = roots or [(here, folder)]
+                regular = (here, folder)
                 break
             if os.path.isdir(here):
-                roots.append((here, folder))  # a namespace package's portion
-        if not roots:
-            return None
+                portions.append((here, folder))
+        editable = dict(self.environment.editable).get(top)
+        if regular is not None:
+            roots = [regular]
+        elif editable is not None:
+            roots = [(editable.removesuffix(".py"), os.path.dirname(editable))]
+        else:
+            roots = portions
         rel = "/".join(parts)
         for base, folder in roots:
             target = os.path.join(base, *rest)
             if os.path.isfile(os.path.join(target, "__init__.py")):
                 return _Located(f"{rel}/__init__.py", os.path.join(target, "__init__.py"),
                                 True, folder)
-            if rest and os.path.isfile(target + ".py"):
+            if os.path.isfile(target + ".py"):
                 return _Located(f"{rel}.py", target + ".py", False, folder)
-            if not rest and os.path.isfile(base + ".py") and not os.path.isdir(base):
-                return _Located(f"{rel}.py", base + ".py", False, folder)
         return None
 
     def _load(self, modules: Iterable[str]) -> bool:
