@@ -24,7 +24,8 @@ the fetched mirror ``/work/.mirror/<owner>+<name>/repo`` when missing) and
   (or its name's line). Other override reports and all diagnostics are counted.
 
 ``--timing`` times ``hookguard upgrade transformers==4.46.0 --from 4.45.2`` on the largest
-checkout of the corpus (by ``.py`` files) that upgrades transformers from 4.45.2, on one core
+checkout of the corpus (by ``.py`` files) that upgrades transformers from 4.45.2, or on
+``--timing-at owner/name@commit`` (a clone under WORKDIR, as above), on one core
 (``taskset -c 0``): cold (a fresh cache holding only the two wheels: no download, no records)
 and warm (the same cache again), median of ``--reps``.
 
@@ -317,13 +318,19 @@ def score(runs: list[Run]) -> dict:
 
 
 # -- timing ------------------------------------------------------------------------------------
-def timing(runs: list[Run], workdir: Path, reps: int) -> dict:
-    cands = [r for r in runs if r.key[2] == "transformers" and r.key[3] == "4.45.2"]
-    if not cands:
-        return {}
-    run = max(cands, key=lambda r: r.files)
-    repo, commit, *_ = run.key
-    prepare_checkout(workdir, repo, commit)
+def timing(runs: list[Run], workdir: Path, reps: int, at: str | None = None) -> dict:
+    if at:  # owner/name@commit: a checkout outside the corpus (a bigger one)
+        repo, _, commit = at.partition("@")
+        checkout = prepare_checkout(workdir, repo, commit)
+        run = Run((repo, commit, "transformers", "4.45.2", "4.46.0"), [], checkout,
+                  files=len(python_files(checkout)))
+    else:
+        cands = [r for r in runs if r.key[2] == "transformers" and r.key[3] == "4.45.2"]
+        if not cands:
+            return {}
+        run = max(cands, key=lambda r: r.files)
+        repo, commit, *_ = run.key
+        prepare_checkout(workdir, repo, commit)
     wheels = sorted((workdir / "cache" / "packages").glob("transformers-4.4[56].*-py3-none-any.whl"))
     wheels = [w for w in wheels if w.name.startswith(("transformers-4.45.2-", "transformers-4.46.0-"))]
     cmd = ["taskset", "-c", "0", str(HOOKGUARD), "upgrade", "transformers==4.46.0", "--from",
@@ -356,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--timing", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--timing-at", help="owner/name@commit to time instead of the largest "
+                    "transformers 4.45.2 checkout of the corpus")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
 
@@ -403,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                            x for x in r.mypy.get("reports", []) if x["code"] == "override"]}
                       for r in runs]
     if args.timing:
-        result["timing"] = timing(runs, args.workdir, args.reps)
+        result["timing"] = timing(runs, args.workdir, args.reps, args.timing_at)
 
     # -- print ------------------------------------------------------------------------------
     print("| id | kind | hookguard | pyright | mypy |\n|---|---|---|---|---|")
