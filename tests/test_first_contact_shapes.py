@@ -664,3 +664,101 @@ def test_an_override_tests_call_directly_is_a_warning(git_repo: Callable[..., Gi
     found = audited(repo)["HG001 pkg.sub.A.setup"]
     assert found.severity is Severity.WARNING
     assert "tests call 'setup' on objects directly" in found.message
+
+
+# -- round 4: calls in any branch, a def the removing commit renamed, a fixture -----------------
+ROI = """class ROI:
+    def __init__(self):
+        self.handles = []
+
+    def movePoint(self, index):
+        h = self.handles[index]
+        {guard}self.setState({{}}, update=False)
+
+    def setState(self, state, update=True):
+        self.state = state
+
+
+class LineSegmentROI(ROI):
+    def setState(self, state):
+        self.state = state
+"""
+
+
+@pytest.mark.parametrize(("guard", "severity"), [
+    ("", Severity.ERROR),
+    ("if h['type'] == 'sr':\n            ", Severity.WARNING),  # pyqtgraph: data it never has
+    ("while h:\n            ", Severity.WARNING),
+    ("try:\n            pass\n        except KeyError:\n            ", Severity.WARNING),
+])
+def test_a_call_in_a_branch_on_any_data_is_no_proof(
+    git_repo: Callable[..., GitRepo], guard: str, severity: Severity
+) -> None:
+    repo = git_repo()
+    repo.commit("roi", {"pkg/__init__.py": "", "pkg/roi.py": ROI.format(guard=guard)})
+    found = audited(repo)["HG002 pkg.roi.LineSegmentROI.setState"]
+    assert found.severity is severity, found.message
+
+
+def test_a_call_guarded_by_a_parameter_is_no_proof(git_repo: Callable[..., GitRepo]) -> None:
+    """qtile, round 4: the base's call runs only ``if client_position is not None``, and the
+    subclass reaches the base only with it None."""
+    source = ("class ClientList:\n"
+              "    def add_client(self, client, offset_to_current=0, client_position=None):\n"
+              "        if client_position is not None:\n"
+              "            return self.add_client(client, offset_to_current=1)\n"
+              "        self.clients.insert(offset_to_current, client)\n\n\n"
+              "class Column(ClientList):\n"
+              "    def add_client(self, client, height=100):\n"
+              "        ClientList.add_client(self, client, self.insert_position)\n")
+    repo = git_repo()
+    repo.commit("layout", {"pkg/__init__.py": "", "pkg/layout.py": source})
+    found = audited(repo)["HG002 pkg.layout.Column.add_client"]
+    assert found.severity is Severity.WARNING
+    assert "runs only when client_position is not None" in found.message
+
+
+MATRIX_BASE = ("class Layout:\n    def configure(self, client):\n        self.add(client)\n\n"
+               "    def add(self, client):\n        pass\n")
+MATRIX = ("from pkg.base import Layout\n\n\nclass Matrix(Layout):\n"
+          "    def add(self, client):\n        self.clients = [client]\n\n"
+          "    def cmd_add(self):\n        self.columns = 2\n")
+
+
+@pytest.mark.parametrize("renamed_too", [True, False])
+def test_a_method_named_by_the_commit_that_removed_the_hook_is_not_stale(
+    git_repo: Callable[..., GitRepo], renamed_too: bool
+) -> None:
+    """qtile, round 4: the commit that renamed the base's ``add`` to ``add_client`` also
+    renamed the subclass's ``add`` and turned its ``cmd_add`` into ``add``, a command: the
+    name was taken knowingly. Left as it was (nothing of Matrix touched), it is stale."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": MATRIX_BASE,
+                       "pkg/matrix.py": MATRIX})
+    files = {"pkg/base.py": MATRIX_BASE.replace("add", "add_client")}
+    if renamed_too:
+        files["pkg/matrix.py"] = (MATRIX.replace("def add(", "def add_client(")
+                                  .replace("def cmd_add(", "def add("))
+    repo.commit("Using decorators to expose commands", files)
+    found = audited(repo).get("HG001 pkg.matrix.Matrix.add")
+    if renamed_too:
+        assert found is None, found
+    else:
+        assert found is not None and found.severity is Severity.ERROR
+
+
+def test_a_pytest_fixture_that_keeps_a_unittest_hook_name_runs(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """beets, round 4: ``@pytest.fixture(autouse=True) def setUp`` runs before every test,
+    whatever the base that once called ``setUp`` does now."""
+    base = "class Helper:\n    def run(self):\n        self.setUp()\n\n    def setUp(self):\n" \
+           "        pass\n"
+    test = ("import pytest\nfrom tests.helper import Helper\n\n\nclass TestHook(Helper):\n"
+            "    @pytest.fixture(autouse=True)\n    def setUp(self):\n        self.x = 1\n\n"
+            "    def test_x(self):\n        assert self.x == 1\n")
+    repo = git_repo()
+    repo.commit("v1", {"tests/__init__.py": "", "tests/helper.py": base,
+                       "tests/test_hook.py": test})
+    repo.commit("v2", {"tests/helper.py": base.replace("setUp", "prepare")})
+    assert "HG001 tests.test_hook.TestHook.setUp" not in audited(repo)

@@ -603,6 +603,18 @@ class HistoryIndex:
                 times.append(written)
         return bool(times) and min(times) > when
 
+    def wrote_line(self, path: str, line: int, change: str) -> bool:
+        """Whether ``path``'s committed ``line`` was last written by ``change`` (the commit that
+        removed the hook): a method whose ``def`` that commit wrote, under this name, was named
+        knowingly (qtile's ``cmd_add`` renamed ``add`` in the commit that took ``add`` off the
+        base, first contact, round 4)."""
+        try:
+            out = self.repo.git("blame", "--porcelain", "-L", f"{line},{line}", "--", path)
+        except GitError:
+            return False
+        header = _BLAME_HEADER.match(out)
+        return header is not None and out[:40].decode("ascii") == change
+
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:
             self.repo.git("merge-base", "--is-ancestor", ancestor, commit)

@@ -13,6 +13,7 @@ import warnings
 import zlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import cast
 
 from hookguard.model.records import (
     Assignment,
@@ -357,6 +358,9 @@ class _MethodScanner:
         self.local_prefixes: dict[str, str] = {}  # ``name = "_print_" + kind``
         self.narrowed: dict[str, str] = {}  # ``if isinstance(target, Layer):`` target -> Layer
         self.exits: tuple[str, ...] = ()  # early exits passed so far in the method's own body
+        # the tests of the branches around the statement walked (``if``, ``while``, ``except``,
+        # ``case``), innermost last, whatever they read: a call there runs only when it holds
+        self.branches: list[str] = []
         self.refuses = False  # ``raise NotImplementedError`` somewhere in the method's own body
         self.typed_funcs: set[int] = set()  # ids of the callees of calls on narrowed names
 
@@ -368,7 +372,38 @@ class _MethodScanner:
                 exits.append(ast.unparse(stmt.test))
                 self.exits = tuple(exits)  # what the calls after it run past
 
+    def _branch(self, test: str, body: Iterable[ast.stmt], condition: str | None) -> None:
+        self.branches.append(_shortened(test))
+        for child in body:
+            self._stmt(child, condition)
+        self.branches.pop()
+
     def _stmt(self, stmt: ast.stmt, condition: str | None) -> None:
+        if isinstance(stmt, ast.While):
+            self._expr(stmt.test, condition)
+            self._branch(ast.unparse(stmt.test), stmt.body, condition)
+            for child in stmt.orelse:
+                self._stmt(child, condition)
+            return
+        if isinstance(stmt, _TRY):
+            tried = cast(ast.Try, stmt)  # (``except*`` has the same fields)
+            for child in (*tried.body, *tried.orelse, *tried.finalbody):
+                self._stmt(child, condition)
+            for handler in tried.handlers:
+                if handler.type is not None:
+                    self._expr(handler.type, condition)
+                raised = ast.unparse(handler.type) if handler.type is not None else "anything"
+                self._branch(f"{raised} is raised", handler.body, condition)
+            return
+        if isinstance(stmt, ast.Match):
+            self._expr(stmt.subject, condition)
+            subject = ast.unparse(stmt.subject)
+            for case in stmt.cases:
+                if case.guard is not None:
+                    self._expr(case.guard, condition)
+                self._branch(f"{subject} matches {ast.unparse(case.pattern)}", case.body,
+                             condition)
+            return
         if isinstance(stmt, ast.If):
             self._expr(stmt.test, condition)
             test = (ast.unparse(stmt.test)
@@ -378,8 +413,8 @@ class _MethodScanner:
             narrowed = _isinstance_narrowing(stmt.test)
             saved = {name: self.narrowed.get(name) for name in narrowed}
             self.narrowed.update(narrowed)
-            for child in stmt.body:
-                self._stmt(child, inner)
+            written = ast.unparse(stmt.test)
+            self._branch(written, stmt.body, inner)
             for name, previous in saved.items():
                 if previous is None:
                     self.narrowed.pop(name, None)
@@ -389,8 +424,8 @@ class _MethodScanner:
             inner_else = (
                 negated if condition is None or negated is None else f"{condition} and {negated}"
             )
-            for child in stmt.orelse:
-                self._stmt(child, inner_else)
+            if stmt.orelse:
+                self._branch(f"not ({written})", stmt.orelse, inner_else)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             # Nested code may never run: it references names but sets no state here.
@@ -619,8 +654,17 @@ class _MethodScanner:
                 condition=condition,
                 explicit_base=explicit,
                 exits=self.exits,
+                branch=self.branches[-1] if self.branches else None,
             )
         )
+
+
+_TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar")
+                                               else ()))  # (``except*``: 3.11 on)
+
+
+def _shortened(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_super_call(node: ast.expr) -> bool:

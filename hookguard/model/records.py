@@ -62,6 +62,9 @@ class CallSite(NamedTuple):
     # sources of the tests of ``if <test>: return`` (or raise, or a skip) before the call in
     # the method's own body: the call runs only when each of them is false
     exits: tuple[str, ...] = ()
+    # the test of the innermost branch around the call (``if``, ``while``, ``except``,
+    # ``case``), whatever it reads; None where it runs whenever its method does
+    branch: str | None = None
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (tuple.__new__, (type(self), tuple(self)))  # unpickled in C, no Python __new__

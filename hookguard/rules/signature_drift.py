@@ -364,6 +364,8 @@ class SignatureDrift(Rule):
                 names = ", ".join(dict.fromkeys(c.name for c in alternatives))
                 message += (f" (self.{call.explicit_base} is assigned one of {names} on different "
                             f"paths: nothing shows this call's path holds a {info.name})")
+            if call.receiver == "typed" and call.branch and "isinstance(" in call.branch:
+                call = call._replace(branch=None)  # the ``isinstance`` test is the proof
             guard = _guard(call) if _guard_truth(project, holder, call) is not True else ""
             if guard and not (annotated or branched):
                 message += (f" (the call runs only when {guard}: nothing shows that holds "
@@ -603,9 +605,12 @@ def _proves(
 
 
 def _guard(call: CallSite) -> str:
-    """What ``call`` runs only under, on the instance's state (empty: it runs whenever its
-    method does): its ``if`` test, and the early exits before it, negated."""
+    """What ``call`` runs only under (empty: it runs whenever its method does): the tests of
+    its ``if`` on the instance's state, of the innermost branch around it whatever it reads,
+    and of the early exits before it, negated."""
     parts = [call.condition] if call.condition else []
+    if call.branch and not (call.condition and call.branch in call.condition):
+        parts.append(call.branch)
     parts += [f"not ({test})" for test in call.exits]
     return " and ".join(parts)
 

@@ -238,6 +238,8 @@ class StaleOverride(Rule):
             return True  # a base still calls it on self: the override runs
         if name.startswith("test") and _is_test_class(ctx, info):
             return True  # a test runner collects it by its own name
+        if any("fixture" in d for d in method.decorators):
+            return True  # ``@pytest.fixture(autouse=True) def setUp``: the runner calls it
         if name in refs.code_attributes and name not in refs.strings and refs.outside(
             name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other)
         ) is not None:
@@ -409,15 +411,8 @@ class StaleOverride(Rule):
         if severity is Severity.WARNING and reasons:
             headline += f" (warning only: {reasons[0]})"
         # Last, as they cost git calls: only a finding that would otherwise be reported asks.
-        if change is not None and evidence.kind == "history" and change.when and (
-            not calls_super  # ``super().name(...)`` proves it was written as an override
-            and ctx.history is not None
-            and (ctx.history.written_after(info.file.path, method.line, method.end_line,
-                                           change.when, change.commit)
-                 or ctx.history.class_added_by(info.file.path, info.record.qualname,
-                                               change.commit))
-        ):
-            return None  # written after the hook had gone: a new method reusing the name
+        if self._named_knowingly(ctx, info, method, evidence, calls_super):
+            return None
         chain = self._chain(ctx, info, evidence.ancestor)
         details: dict[str, object] = {
             "kind": evidence.kind,
@@ -461,6 +456,28 @@ class StaleOverride(Rule):
             evidence=details,
             related=related,
         )
+
+    @staticmethod
+    def _named_knowingly(
+        ctx: RuleContext, info: ClassInfo, method: MethodRecord, evidence: _Evidence,
+        calls_super: bool,
+    ) -> bool:
+        """Whether history shows the method took its name knowingly, not left behind: its
+        lines were all written after the hook had gone, or by the commit that removed it (a
+        method moved down), or its class was added by that commit (all unless it calls
+        ``super().name()``, written as an override); or that commit wrote its ``def`` line
+        (a method renamed into the freed name)."""
+        change, history = evidence.change, ctx.history
+        if change is None or history is None or evidence.kind != "history":
+            return False
+        path = info.file.path
+        if change.when and not calls_super and (
+            history.written_after(path, method.line, method.end_line, change.when,
+                                  change.commit)
+            or history.class_added_by(path, info.record.qualname, change.commit)
+        ):
+            return True
+        return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)
 
     @staticmethod
     def _chain(ctx: RuleContext, info: ClassInfo, ancestor: ClassInfo | None) -> list[str]:
