@@ -455,3 +455,19 @@ def test_renaming_contracts_cost_their_number_plus_the_candidates(tmp_path: Path
     cpu(10, 10, tmp_path / "warm")
     small, large = cpu(100, 250, tmp_path / "small"), cpu(800, 2000, tmp_path / "large")
     assert large < 20 * small, (small, large)
+
+
+@pytest.mark.parametrize("stars", [2, 6, 12])
+def test_star_imports_of_missing_modules_are_not_followed(stars: int) -> None:
+    """Found by the upgrade benchmark (Django's ``from .fields import *`` chains): a base
+    ``pkg.gone.Base`` in a package whose ``__init__`` star-imports modules the checkout lacks
+    was looked up through each star import, cut at the package again with one more name each
+    time: ``stars ** 24`` lookups (five stars: minutes and 10 GB). Each missing star module
+    is now skipped, and the lookups stay a handful whatever ``stars`` is."""
+    init = "".join(f"from pkg.m{i} import *\n" for i in range(stars))
+    mod = "import pkg\n\n\nclass C(pkg.gone.Base):\n    def f(self):\n        pass\n"
+    project = Project.build([extract("pkg/__init__.py", "pkg", True, init.encode()),
+                             extract("mod.py", "mod", False, mod.encode())])
+    (base,) = project.bases(project.classes["mod.C"])
+    assert isinstance(base, External)
+    assert len(project._looked_up) <= 8

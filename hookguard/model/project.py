@@ -235,6 +235,8 @@ class Project:
         if head in file.aliases and depth < _MAX_ALIAS_DEPTH:
             return self._resolve_in_file(file, file.aliases[head] + tail, "", depth + 1)
         for star in file.star_imports:
+            if star not in self.modules:
+                continue  # not in the checkout: nothing to follow (see _follow)
             node = self._lookup(f"{star}.{dotted}", depth)
             if isinstance(node, ClassInfo):
                 return node
@@ -275,6 +277,11 @@ class Project:
             if name in module.aliases:
                 return self._resolve_in_file(module, module.aliases[name] + tail, "", depth + 1)
             for star in module.star_imports:
+                # A module the checkout lacks holds nothing to follow; looked up, its name
+                # would be cut at a parent again, one name longer each time: five such star
+                # imports in a package took minutes and gigabytes to resolve one base.
+                if star not in self.modules:
+                    continue
                 node = self._lookup(f"{star}.{name}{tail}", depth + 1)
                 if isinstance(node, ClassInfo):
                     return node
