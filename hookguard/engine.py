@@ -143,6 +143,7 @@ def run_rules(
     only: Collection[str] | None = None,
     added_calls: Collection[tuple[str, str, str, tuple[object, ...]]] = (),
     passed_keywords: Sequence[PassedKeyword] = (),
+    kept_guards: Collection[tuple[str, str, str, str]] = (),
 ) -> list[Finding]:
     """Run the enabled rules; ``only`` limits the per-class rules to those classes;
     ``added_calls`` and ``passed_keywords`` are what a change under review added (see
@@ -150,7 +151,7 @@ def run_rules(
     context = _CountedContext if progress.active() else RuleContext
     ctx = context(project, config, contracts, history, list(changes),
                   frozenset(only) if only is not None else None, frozenset(added_calls),
-                  tuple(passed_keywords))
+                  tuple(passed_keywords), frozenset(kept_guards))
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:

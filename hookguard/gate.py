@@ -41,7 +41,7 @@ from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, MethodRecord, Param, ParamKind
 from hookguard.model.sources import PathFilter
 from hookguard.model.untyped_calls import KeywordUse, keyword_uses
-from hookguard.rules.base import PassedKeyword, call_shape, is_dunder
+from hookguard.rules.base import PassedKeyword, call_guard, call_shape, is_dunder
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -499,6 +499,15 @@ def added_calls(
     return added
 
 
+def kept_guards(base: Project, head: Project) -> set[tuple[str, str, str, str]]:
+    """The guarded calls on ``self``/``cls`` that the base revision made in methods the change
+    kept: (class, method, hook, guard) (see ``RuleContext.kept_guards``)."""
+    return {(after.fq, method.name, call.name, guard)
+            for after, old, method in _kept_methods(base, head)
+            for call in old.calls
+            if call.receiver in ("self", "cls") and (guard := call_guard(call))}
+
+
 def _kept_methods(
     base: Project, head: Project
 ) -> Iterator[tuple[ClassInfo, MethodRecord, MethodRecord]]:
@@ -795,6 +804,7 @@ def _run_gate(
                        only=scope)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
                       added_calls=added_calls(base_project, head_project),
+                      kept_guards=kept_guards(base_project, head_project),
                       passed_keywords=keywords, only=scope)
     known = {f.fingerprint: f for f in before}
     new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))

@@ -762,3 +762,32 @@ def test_a_pytest_fixture_that_keeps_a_unittest_hook_name_runs(
                        "tests/test_hook.py": test})
     repo.commit("v2", {"tests/helper.py": base.replace("setUp", "prepare")})
     assert "HG001 tests.test_hook.TestHook.setUp" not in audited(repo)
+
+
+LOGGER = """class Trainer:
+    should_log = f()
+
+    def step(self, start_time=None):
+        if self.should_log:
+            self.log({})
+
+    def log(self, logs):
+        return logs
+"""
+
+
+def test_a_change_passing_more_under_the_same_guard_is_an_error(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """``check``: the change makes the guarded call of the hook pass a new argument, under the
+    guard the old call had; the override ran there and now raises. Before the change, and in
+    an audit, the guarded call proves nothing by itself (a warning at most)."""
+    repo = git_repo()
+    mine = "from pkg.trainer import Trainer\n\n\nclass Mine(Trainer):\n" \
+           "    def log(self, logs):\n        return logs\n"
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/trainer.py": LOGGER, "pkg/mine.py": mine})
+    repo.commit("v2", {"pkg/trainer.py": LOGGER.replace("self.log({})", "self.log({}, start_time)")
+                       .replace("def log(self, logs):", "def log(self, logs, start_time=None):")})
+    code, out = _check(repo)
+    assert code == 1 and "HG002 [error] Mine.log" in out, out
+    assert audited(repo)["HG002 pkg.mine.Mine.log"].severity is Severity.WARNING

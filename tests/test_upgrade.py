@@ -254,6 +254,61 @@ def test_a_new_keyword_at_the_call_site_is_an_error(
     ).items()
 
 
+LOGGER_OLD = {"lg/__init__.py": "from lg.trainer import Trainer\n", "lg/trainer.py": """
+    class Trainer:
+        should_log = True
+
+        def step(self):
+            if self.should_log:
+                self.log({})
+
+        def log(self, logs):
+            return logs
+"""}
+LOGGER_NEW = {"lg/__init__.py": LOGGER_OLD["lg/__init__.py"], "lg/trainer.py": """
+    class Trainer:
+        should_log = True
+
+        def step(self, start_time=None):
+            if self.should_log:
+                self.log({}, start_time)
+
+        def log(self, logs, start_time=None):
+            return logs
+"""}
+
+
+@pytest.mark.parametrize(("new_guard", "severity"), [
+    ("if self.should_log:", "error"),  # the guard the old call had: it runs where that did
+    ("if self.should_log and start_time:", "warning"),  # a guard the old call did not have
+])
+def test_a_new_call_under_the_old_calls_guard_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], new_guard: str,
+        severity: str) -> None:
+    """transformers 4.47 (the upgrade benchmark's five TRL incidents): ``self.log(logs,
+    start_time)`` under ``if self.control.should_log``, the guard the old ``self.log(logs)``
+    had: the override was written to serve that call, and it runs where the old one ran."""
+    new = dict(LOGGER_NEW)
+    new["lg/trainer.py"] = new["lg/trainer.py"].replace("if self.should_log:", new_guard)
+    wheels = (write_wheel(tmp_path / "dist", "lg", "1.0", LOGGER_OLD),
+              write_wheel(tmp_path / "dist", "lg", "2.0", new))
+    checkout = make_checkout(tmp_path / "down", {
+        "app/__init__.py": "",
+        "app/mine.py": """
+            import lg
+
+            class Mine(lg.Trainer):
+                def log(self, logs):
+                    return logs
+        """,
+    })
+    code, report = upgrade(capsys, "lg==2.0", "--from", "1.0", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    found = by_symbol(report)["Mine.log"]
+    assert found["code"] == "HG002" and found["severity"] == severity, found["message"]
+    assert code == (1 if severity == "error" else 0)
+
+
 def test_more_positionals_than_before_is_an_error(
         tmp_path: Path, wheels: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     checkout = make_checkout(tmp_path / "down", {

@@ -190,6 +190,17 @@ class References:
         return None
 
 
+def call_guard(call: CallSite) -> str:
+    """What ``call`` runs only under (empty: it runs whenever its method does): the tests of
+    its ``if`` on the instance's state, of the innermost branch around it whatever it reads,
+    and of the early exits before it, negated."""
+    parts = [call.condition] if call.condition else []
+    if call.branch and not (call.condition and call.branch in call.condition):
+        parts.append(call.branch)
+    parts += [f"not ({test})" for test in call.exits]
+    return " and ".join(parts)
+
+
 def call_shape(call: CallSite) -> tuple[object, ...]:
     """What a call passes, whatever its line: for telling a call a change added."""
     return (call.receiver, call.positional, call.keywords, call.star_args, call.star_kwargs)
@@ -233,6 +244,10 @@ class RuleContext:
     added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset()
     # keywords the change passes to hooks it taught a base to accept (``check``)
     passed_keywords: tuple[PassedKeyword, ...] = ()
+    # guarded calls the base revision made in methods the change kept (``check``, ``upgrade``):
+    # (class, method, call name, guard); a call the change makes under the same guard runs
+    # where the old one did
+    kept_guards: frozenset[tuple[str, str, str, str]] = frozenset()
     _live: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
 
     def classes(self) -> Iterator[ClassInfo]:

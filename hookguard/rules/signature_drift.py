@@ -18,6 +18,7 @@ from hookguard.rules.base import (
     PassedKeyword,
     Rule,
     RuleContext,
+    call_guard,
     call_shape,
     is_dunder,
     is_test_double,
@@ -123,7 +124,7 @@ class SignatureDrift(Rule):
                 found = (
                     self._proven(project, calls, info, ancestors, method,
                                  partial(ctx.live, info), lambda: ctx.references.attributes,
-                                 ctx.added_calls)
+                                 ctx.added_calls, ctx.kept_guards)
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
@@ -152,6 +153,7 @@ class SignatureDrift(Rule):
         live_methods: Callable[[], frozenset[str] | None],
         named_outside: Callable[[], frozenset[str]],
         added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset(),
+        kept_guards: frozenset[tuple[str, str, str, str]] = frozenset(),
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -183,8 +185,11 @@ class SignatureDrift(Rule):
         failures = [f for f, truth in zip(failures, truths, strict=True) if truth is not False]
         if not failures:
             return None  # each failing call sits behind a flag that is off for this class
+        # (a change's call under a guard the base revision's call of the hook had, in the
+        # same method, runs where that one ran: the override was written to serve it)
         unguarded = [f for f in failures
-                     if not _guard(f[2]) or _guard_truth(project, info, f[2]) is True]
+                     if not call_guard(f[2]) or _guard_truth(project, info, f[2]) is True
+                     or (f[0].fq, f[1].name, f[2].name, call_guard(f[2])) in kept_guards]
         guarded = None if unguarded else failures[0][2]
         failures = unguarded or failures
         # An error needs one failing call whose path from the override to the caller's class
@@ -219,7 +224,7 @@ class SignatureDrift(Rule):
         if weaker is not None and hidden is None and wrapper is None:
             return None  # a stub, an adapter or a factory of its own: nothing to act on
         if weaker is None and guarded is not None:
-            weaker = (f"the call runs only when {_guard(guarded)}: nothing shows that holds "
+            weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
                       f"for a {info.name}")
         if weaker is not None:
             message += f" (warning only: {weaker})"
@@ -366,7 +371,7 @@ class SignatureDrift(Rule):
                             f"paths: nothing shows this call's path holds a {info.name})")
             if call.receiver == "typed" and call.branch and "isinstance(" in call.branch:
                 call = call._replace(branch=None)  # the ``isinstance`` test is the proof
-            guard = _guard(call) if _guard_truth(project, holder, call) is not True else ""
+            guard = call_guard(call) if _guard_truth(project, holder, call) is not True else ""
             if guard and not (annotated or branched):
                 message += (f" (the call runs only when {guard}: nothing shows that holds "
                             f"for a {info.name})")
@@ -604,17 +609,6 @@ def _proves(
     return True
 
 
-def _guard(call: CallSite) -> str:
-    """What ``call`` runs only under (empty: it runs whenever its method does): the tests of
-    its ``if`` on the instance's state, of the innermost branch around it whatever it reads,
-    and of the early exits before it, negated."""
-    parts = [call.condition] if call.condition else []
-    if call.branch and not (call.condition and call.branch in call.condition):
-        parts.append(call.branch)
-    parts += [f"not ({test})" for test in call.exits]
-    return " and ".join(parts)
-
-
 def _raises_before(
     project: Project, info: ClassInfo, caller: MethodRecord, line: int, depth: int = 3
 ) -> bool:
@@ -625,7 +619,7 @@ def _raises_before(
     ``self._validate_can_fix_params(...)``, statsmodels, round 2)."""
     mro = project.mro(info)
     for step in caller.calls:
-        if (step.receiver not in ("self", "cls") or step.line >= line or _guard(step)
+        if (step.receiver not in ("self", "cls") or step.line >= line or call_guard(step)
                 or step.name == caller.name):
             continue
         target: MethodRecord | None = None
@@ -648,7 +642,7 @@ def _guard_truth(project: Project, info: ClassInfo, call: CallSite) -> bool | No
     """Whether ``call``'s guard (:func:`_guard`) holds for every instance of ``info``: True or
     False where it reads only class attributes bound once to a literal (``_USE_BASE = True``)
     that no method rebinds on the instance, joined by ``not``/``and``/``or``; None otherwise."""
-    guard = _guard(call)
+    guard = call_guard(call)
     if not guard:
         return True
     try:

@@ -72,7 +72,7 @@ from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.errors import UsageError
 from hookguard.findings import Finding, InputError, Location, Severity
-from hookguard.gate import added_calls
+from hookguard.gate import added_calls, kept_guards
 from hookguard.git.changes import HookChange
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
@@ -358,7 +358,8 @@ class _Upgrade:
                  ) -> list[Finding]:
         before = run_rules(self.base, config, [], None, select=RULES, only=scope)
         after = run_rules(self.head, config, [], None, self.lost, select=RULES,
-                          added_calls=added_calls(self.base, self.head), only=scope)
+                          added_calls=added_calls(self.base, self.head),
+                          kept_guards=kept_guards(self.base, self.head), only=scope)
         known = {f.fingerprint: f for f in before}
         attributes = frozenset().union(*(r.attr_refs for r in own if not is_test_file(r.path)))
         found: list[Finding] = []
