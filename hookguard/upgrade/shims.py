@@ -108,11 +108,40 @@ def inspects(node: ast.AST, hook: str) -> ast.AST | None:
     return next((inner for inner in ast.walk(node) if _is_check(inner, hook)), None)
 
 
+def _checked_hooks(node: ast.AST) -> frozenset[str]:
+    """The hooks whose signature ``node`` may check (see :func:`_is_check`): the attribute
+    names and strings in an inspector's arguments, or the attribute ``__code__`` is read on."""
+    if isinstance(node, ast.Call) and _inspector(node.func):
+        names: set[str] = set()
+        for arg in (*node.args, *node.keywords):
+            for inner in ast.walk(arg):
+                if isinstance(inner, ast.Attribute):
+                    names.add(inner.attr)
+                elif isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                    names.add(inner.value)
+        return frozenset(names)
+    if isinstance(node, ast.Attribute) and node.attr in (
+            "__code__", "__signature__", "__wrapped__") and isinstance(node.value, ast.Attribute):
+        return frozenset((node.value.attr,))
+    return frozenset()
+
+
+@dataclass
+class _Check:
+    """A node that checks a signature: what it checks, and the nodes it lies within."""
+
+    node: ast.AST
+    hooks: frozenset[str]
+    within: frozenset[int]  # ids of the node and of its ancestors
+
+
 @dataclass
 class _File:
     tree: ast.Module | None
     parents: dict[int, ast.AST] = field(default_factory=dict)
     flags: dict[str, set[str]] = field(default_factory=dict)  # hook -> flag names
+    checks: list[_Check] = field(default_factory=list)  # in ``ast.walk`` order
+    keyword_checks: dict[str, list[KeywordCheck]] = field(default_factory=dict)  # by hook
 
 
 class ShimFinder:
@@ -137,7 +166,19 @@ class ShimFinder:
                 for node in ast.walk(tree):
                     for child in ast.iter_child_nodes(node):
                         found.parents[id(child)] = node
+                    hooks = _checked_hooks(node)
+                    if hooks:  # (one walk of the file: every later question is a lookup)
+                        within = {id(node)}
+                        within.update(id(a) for a in self._ancestors(found, node))
+                        found.checks.append(_Check(node, hooks, frozenset(within)))
         return found
+
+    @staticmethod
+    def _inspects(parsed: _File, node: ast.AST, hook: str) -> ast.AST | None:
+        """As :func:`inspects`, from the file's index of checks (``node`` is of the file)."""
+        key = id(node)
+        return next((c.node for c in parsed.checks if hook in c.hooks and key in c.within),
+                    None)
 
     def _flags(self, path: str, hook: str) -> set[str]:
         """Names, attributes and helpers of ``path`` that hold a check of ``hook``'s
@@ -146,25 +187,30 @@ class ShimFinder:
         if hook in parsed.flags or parsed.tree is None:
             return parsed.flags.get(hook, set())
         flags: set[str] = set()
-        for node in ast.walk(parsed.tree):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and (
-                    inspects(node.value, hook) is not None):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    for part in ast.walk(target):
-                        if isinstance(part, ast.Name):
-                            flags.add(part.id)
-                        elif isinstance(part, ast.Attribute):
-                            flags.add(part.attr)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(inner, ast.Return) and inner.value is not None
-                    and inspects(inner.value, hook) is not None for inner in ast.walk(node)):
-                flags.add(node.name)
+        for check in parsed.checks:
+            if hook not in check.hooks:
+                continue
+            # Up from the check: the value of an assignment (its targets are flags), or the
+            # value of a ``return`` (the function is one) and every function around it.
+            child: ast.AST = check.node
+            for node in self._ancestors(parsed, check.node):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and child is node.value:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        for part in ast.walk(target):
+                            if isinstance(part, ast.Name):
+                                flags.add(part.id)
+                            elif isinstance(part, ast.Attribute):
+                                flags.add(part.attr)
+                elif isinstance(node, ast.Return) and child is node.value:
+                    flags.update(a.name for a in self._ancestors(parsed, node)
+                                 if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                child = node
         parsed.flags[hook] = flags
         return flags
 
     def _tests_flag(self, test: ast.AST, path: str, hook: str) -> ast.AST | None:
-        found = inspects(test, hook)
+        found = self._inspects(self._file(path), test, hook)
         if found is not None:
             return found
         flags = self._flags(path, hook)
@@ -211,8 +257,10 @@ class ShimFinder:
                 break
             child = node
         if function is not None:  # a check anywhere before the call in the caller's function
-            for node in ast.walk(function):
-                if getattr(node, "lineno", line + 1) <= line and _is_check(node, hook):
+            for check in parsed.checks:
+                node = check.node
+                if (hook in check.hooks and id(function) in check.within
+                        and getattr(node, "lineno", line + 1) <= line and _is_check(node, hook)):
                     return Shim("signature-check", path, getattr(node, "lineno", line),
                                 _short(node))
         return self.adapter(path, hook)
@@ -222,11 +270,12 @@ class ShimFinder:
         parsed = self._file(path)
         if parsed.tree is None:
             return None
+        functions = {id(a): a for c in parsed.checks if hook in c.hooks
+                     for a in self._ancestors(parsed, c.node)
+                     if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for node in ast.walk(parsed.tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            check = inspects(node, hook)
-            if check is None:
+            if id(node) not in functions or not isinstance(
+                    node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for inner in ast.walk(node):
                 if _assigns(inner, hook):
@@ -239,18 +288,25 @@ class ShimFinder:
         parsed = self._file(path)
         if parsed.tree is None:
             return []
+        known = parsed.keyword_checks.get(hook)
+        if known is not None:
+            return known
         found: list[KeywordCheck] = []
-        for node in ast.walk(parsed.tree):
-            if not (isinstance(node, ast.Compare) and len(node.ops) == 1
-                    and isinstance(node.ops[0], (ast.In, ast.NotIn))
-                    and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
-                continue
-            if inspects(node.comparators[0], hook) is None and not any(
-                    isinstance(n, ast.Name) and n.id in self._flags(path, hook)
-                    for n in ast.walk(node.comparators[0])):
-                continue
-            found.append(KeywordCheck(node.left.value, hook, path, node.lineno,
-                                      self._scope(parsed, node), _short(node)))
+        flags = self._flags(path, hook)
+        if flags or any(hook in c.hooks for c in parsed.checks):
+            for node in ast.walk(parsed.tree):
+                if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+                        and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                        and isinstance(node.left, ast.Constant)
+                        and isinstance(node.left.value, str)):
+                    continue
+                if self._inspects(parsed, node.comparators[0], hook) is None and not any(
+                        isinstance(n, ast.Name) and n.id in flags
+                        for n in ast.walk(node.comparators[0])):
+                    continue
+                found.append(KeywordCheck(node.left.value, hook, path, node.lineno,
+                                          self._scope(parsed, node), _short(node)))
+        parsed.keyword_checks[hook] = found
         return found
 
     def _ancestors(self, parsed: _File, node: ast.AST) -> Iterator[ast.AST]:
