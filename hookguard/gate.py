@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
-from hookguard.findings import Finding, InputError
+from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.changes import HookChange, pair_renames, renamed_dispatch
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
@@ -852,6 +852,8 @@ def _new_evidence(finding: Finding, before: Finding | None) -> bool:
     change still breaks it, and whoever writes the call should hear it)."""
     if before is None:
         return True
+    if finding.severity is Severity.ERROR and before.severity is not Severity.ERROR:
+        return True  # the change made it a proof (an unguarded call where one was guarded)
     if finding.code != "HG002" or finding.severity is not before.severity:
         return False
 

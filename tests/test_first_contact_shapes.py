@@ -401,6 +401,9 @@ class MLEModel:
 @pytest.mark.parametrize(("validate", "expected"), [
     ("raise ValueError('fixing parameters is not available')", None),  # the step refuses first
     ("return None", Severity.ERROR),  # the step passes: the call runs and fails
+    # a placeholder to fill, no refusal (celery's KeyValueStoreBackend.set, whose concrete
+    # backends implement it; the corpus run lost that incident to it)
+    ("raise NotImplementedError", Severity.ERROR),
 ])
 def test_a_call_after_a_step_the_subclass_makes_raise_is_no_proof(
     git_repo: Callable[..., GitRepo], validate: str, expected: Severity | None
@@ -791,3 +794,34 @@ def test_a_change_passing_more_under_the_same_guard_is_an_error(
     code, out = _check(repo)
     assert code == 1 and "HG002 [error] Mine.log" in out, out
     assert audited(repo)["HG002 pkg.mine.Mine.log"].severity is Severity.WARNING
+
+
+PRINTER_BASE = """class Printer:
+    use_unicode = f()
+
+    def doprint(self, e):
+        if self.use_unicode:
+            return self._print_Function(e, sort=True)
+        return e
+
+    def _print_Function(self, e, sort=False):
+        return e
+"""
+
+
+def test_a_change_that_turns_a_warning_into_an_error_is_reported(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """sympy, the corpus run: the base's guarded call made a warning; the change adds an
+    unguarded call of the same shape, an error with the same fingerprint. ``check`` took it for
+    the old finding and reported nothing."""
+    repo = git_repo()
+    sub = "from pkg.printer import Printer\n\n\nclass Mine(Printer):\n" \
+          "    def _print_Function(self, e):\n        return e\n"
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/printer.py": PRINTER_BASE, "pkg/mine.py": sub})
+    assert audited(repo)["HG002 pkg.mine.Mine._print_Function"].severity is Severity.WARNING
+    repo.commit("v2", {"pkg/printer.py": PRINTER_BASE.replace(
+        "        return e\n\n    def _print_Function",
+        "        return self._print_Function(e, sort=True)\n\n    def _print_Function")})
+    code, out = _check(repo)
+    assert code == 1 and "HG002 [error] Mine._print_Function" in out, out

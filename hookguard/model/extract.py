@@ -944,6 +944,8 @@ class _FileExtractor:
             no_op=all(_does_nothing(stmt) for stmt in node.body),
             refuses=scanner.refuses and not (len(body) == 1 and isinstance(body[0], ast.Raise)),
             returns=_returned_field(body, self_name),
+            placeholder=len(body) == 1 and isinstance(body[0], ast.Raise)
+            and _not_implemented(body[0].exc),
         )
 
     def _qualify(self, dotted: str) -> str:

@@ -107,6 +107,7 @@ class MethodRecord:
     # supports only some configurations of its base.
     refuses: bool = False
     returns: str | None = None  # the body is ``return self.<returns>``: an accessor of that field
+    placeholder: bool = False  # the body is a lone ``raise NotImplementedError``: to be filled
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

@@ -631,8 +631,8 @@ def _raises_before(
                 break
         if target is None or target.kind is MethodKind.PROPERTY or target.is_async:
             continue
-        if target.raises_only and not target.is_abstract:
-            return True
+        if target.raises_only and not target.is_abstract and not target.placeholder:
+            return True  # (a lone ``raise NotImplementedError`` is a placeholder, no refusal)
         if depth > 1 and _raises_before(project, info, target, target.end_line + 1, depth - 1):
             return True
     return False
