@@ -75,6 +75,7 @@ from hookguard.findings import Finding, InputError, Location, Severity
 from hookguard.gate import added_calls, kept_guards
 from hookguard.git.changes import HookChange
 from hookguard.model.binding import BindResult, bind
+from hookguard.model.cache import RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import FileRecord, MethodKind, MethodRecord
@@ -157,7 +158,10 @@ def run_upgrade(
     name, version = parse_spec(spec)
     workspace = Workspace.open(target)
     config = workspace.config
-    locator = Locator(name, sources, python, download, workspace.root, config.max_file_size)
+    # The package's versions: their wheels' listings, records and shim answers are cached
+    # outside the checkout, as an audit's installed packages are (``sources.cache_folder``).
+    locator = Locator(name, sources, python, download, workspace.root, config.max_file_size,
+                      use_cache=options.use_cache)
     with progress.phase("reading the package"):
         old, new = find_versions(locator, version, from_version)
     notes: list[str] = []
@@ -174,18 +178,22 @@ def run_upgrade(
     if cache is not None:
         cache.save()
         notes.extend(cache.warnings)
-    result = check_versions(workspace.root, config, records, name, old, new, started)
+    result = check_versions(workspace.root, config, records, name, old, new, started,
+                            (locator.cache(old.version), locator.cache(new.version)))
+    locator.save_caches()
     result.stats = stats
-    result.notes[:0] = notes
+    result.notes[:0] = [*notes, *locator.notes]
     return result
 
 
 def check_versions(root: Path, config: Config, records: Sequence[FileRecord], name: str,
-                   old: Distribution, new: Distribution, started: float | None = None
+                   old: Distribution, new: Distribution, started: float | None = None,
+                   caches: tuple[RecordCache | None, RecordCache | None] = (None, None)
                    ) -> UpgradeResult:
     """The upgrade of ``name`` from ``old`` to ``new``, for the checkout whose Python files
     are ``records`` (read as ``config`` says): what ``upgrade`` reports once both versions
-    are found, and what ``check --base`` runs for a dependency the change moves."""
+    are found, and what ``check --base`` runs for a dependency the change moves. ``caches``:
+    the package caches of ``old`` and ``new`` (records and shim answers), or None."""
     started = time.perf_counter() if started is None else started
     notes: list[str] = []
     tops = set(old.tops) | set(new.tops)
@@ -206,7 +214,7 @@ def check_versions(root: Path, config: Config, records: Sequence[FileRecord], na
         result.seconds = time.perf_counter() - started
         return result
     with progress.phase("reading the package"):
-        upgrade = _Upgrade(name, old, new, own, aliases, names)
+        upgrade = _Upgrade(name, old, new, own, aliases, names, caches)
         upgrade.derive()
     for read in (upgrade.old, upgrade.new):
         broken = sorted((r.path, r.error) for r in read.records.values() if r.error)
@@ -248,7 +256,8 @@ class _Upgrade:
     """The two models, the package's changes, and the findings derived from them."""
 
     def __init__(self, name: str, old: Distribution, new: Distribution,
-                 own: list[FileRecord], aliases: dict[str, str], names: Sequence[str]) -> None:
+                 own: list[FileRecord], aliases: dict[str, str], names: Sequence[str],
+                 caches: tuple[RecordCache | None, RecordCache | None] = (None, None)) -> None:
         self.name = name
         self.old_dist, self.new_dist = old, new
         self.own = own
@@ -256,8 +265,8 @@ class _Upgrade:
         self.names = names
         self.moved: dict[str, ClassInfo] = {}
         memo: dict[tuple[str, str], FileRecord] = {}
-        self.old = PackageVersion(old, memo)
-        self.new = PackageVersion(new, memo)
+        self.old = PackageVersion(old, memo, caches[0])
+        self.new = PackageVersion(new, memo, caches[1])
         for version in (self.old, self.new):
             version.close(names)
         self._share()
@@ -265,8 +274,8 @@ class _Upgrade:
         self.lost: list[HookChange] = []
         self.uncalled: set[tuple[str, str]] = set()
         self.changes: list[PackageChange] = []
-        self.shims = ShimFinder(new.files)
-        self.old_shims = ShimFinder(old.files)
+        self.shims = ShimFinder(new.files, caches[1], new.blobs)
+        self.old_shims = ShimFinder(old.files, caches[0], old.blobs)
         self._occurs: dict[str, set[str]] = {}
         self._package: set[str] | None = None
 

@@ -43,7 +43,6 @@ import csv
 import hashlib
 import io
 import os
-import re
 import subprocess
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -56,8 +55,8 @@ from hookguard.model.extract import extract
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import blob_sha
-from hookguard.upgrade.package import _static_exports, resolve_dotted
-from hookguard.upgrade.sources import _read_file, cache_folder, normalize_name
+from hookguard.upgrade.package import package_record, resolve_dotted
+from hookguard.upgrade.sources import _read_file, normalize_name, open_package_cache
 
 if TYPE_CHECKING:
     from hookguard.findings import Finding
@@ -73,7 +72,6 @@ _RECORD_LIMIT = 64 << 20
 _PTH_LIMIT = 64 << 10
 _PTH_FILES = 256  # .pth files read per folder
 _FOLDERS = 64  # search folders at most
-_CACHE_VERSION = "environment-1"
 _READS_KEY = "environment-reads:"
 
 
@@ -499,20 +497,8 @@ class InstalledPackages:
         top = located.path.split("/", 1)[0].removesuffix(".py")
         owner = self._owners.of(located.folder, top) or ("", "")
         self.owners[located.path] = owner
-        key = (blob_sha(data), located.path, module)
-        cache = self._cache(owner)
-        record = cache.get(key) if cache is not None else None
-        if record is None:
-            try:
-                record = extract(located.path, module, located.is_package, data)
-            except (RecursionError, MemoryError, ValueError) as exc:  # pragma: no cover
-                record = FileRecord(located.path, module, located.is_package,
-                                    error=f"cannot be read ({type(exc).__name__})")
-            record.content_key = key[0]
-            if located.is_package and record.error is None and b"TYPE_CHECKING" in data:
-                _static_exports(record, data)
-            if cache is not None:
-                cache.put(key, record)
+        record = package_record(located.path, module, located.is_package, data,
+                                blob_sha(data), self._cache(owner), extract)
         if record.error is not None:
             where = f"{located.file}:{record.error_line}" if record.error_line else located.file
             self.notes.append(f"installed file {where} was not analysed ({record.error}); "
@@ -529,24 +515,10 @@ class InstalledPackages:
         return self._caches[owner]
 
     def _open_cache(self, owner: tuple[str, str]) -> RecordCache | None:
-        from hookguard.model.cache import RecordCache
-
-        name, version = owner
-        label = (f"{normalize_name(name)}-{version}" if name else "unowned")
-        label = re.sub(r"[^A-Za-z0-9._+-]", "_", label)[:120] or "unowned"
-        root = cache_folder() / "records"
-        try:
-            if root.resolve().is_relative_to(self.checkout.resolve()):
-                self.notes.append(f"the package cache {root} lies inside the checkout: installed "
-                                  "packages are not cached (set HOOKGUARD_CACHE_DIR outside it)")
-                self.use_cache = False
-                return None
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            self.notes.append(f"cannot make the package cache {root}: {exc.strerror or exc}")
+        cache = open_package_cache(*owner, self.checkout, self.notes)
+        if cache is None:
             self.use_cache = False
-            return None
-        return RecordCache(root / label, _CACHE_VERSION, self.checkout)
+        return cache
 
     def _finish_caches(self) -> None:
         for cache in self._caches.values():

@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import TYPE_CHECKING
 
+from hookguard.errors import UsageError
 from hookguard.model.extract import dotted_name, extract, parse_quietly, resolve_relative
 from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.records import FileRecord
 from hookguard.model.sources import blob_sha
 from hookguard.upgrade.sources import Distribution, module_of
+
+if TYPE_CHECKING:
+    from hookguard.model.cache import RecordCache
 
 #: Rounds of "parse what the parsed files name" before the closure stops (a deep chain of
 #: re-exports and bases ends long before this).
@@ -86,10 +91,37 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(stmt.finalbody)
 
 
-class PackageVersion:
-    """The files of one version, and the records parsed so far."""
+def package_record(path: str, module: str, is_package: bool, data: bytes | Callable[[], bytes],
+                   content_key: str, cache: RecordCache | None,
+                   parse: Callable[[str, str, bool, bytes], FileRecord] = extract) -> FileRecord:
+    """The record of a package's file (installed, or of a version ``upgrade`` reads), from
+    ``cache`` where it holds one for ``(content_key, path, module)``; else parsed with
+    ``parse`` (``data``: the bytes, or how to read them) and put there."""
+    key = (content_key, path, module)
+    record = cache.get(key) if cache is not None else None
+    if record is not None:
+        return record
+    if callable(data):
+        data = data()
+    try:
+        record = parse(path, module, is_package, data)
+    except (RecursionError, MemoryError, ValueError) as exc:  # pragma: no cover
+        record = FileRecord(path, module, is_package,
+                            error=f"cannot be read ({type(exc).__name__})")
+    record.content_key = content_key
+    if is_package and record.error is None and b"TYPE_CHECKING" in data:
+        _static_exports(record, data)
+    if cache is not None:
+        cache.put(key, record)
+    return record
 
-    def __init__(self, dist: Distribution, memo: dict[tuple[str, str], FileRecord]) -> None:
+
+class PackageVersion:
+    """The files of one version, and the records parsed so far (from ``cache`` where it holds
+    them: :func:`package_record`)."""
+
+    def __init__(self, dist: Distribution, memo: dict[tuple[str, str], FileRecord],
+                 cache: RecordCache | None = None) -> None:
         self.dist = dist
         self.modules: dict[str, str] = {}  # module -> path
         for path in sorted(dist.files):
@@ -97,6 +129,7 @@ class PackageVersion:
             self.modules.setdefault(module, path)
         self.records: dict[str, FileRecord] = {}
         self._memo = memo  # (path, blob id) -> record, shared by the versions
+        self._cache = cache
 
     @property
     def version(self) -> str:
@@ -108,25 +141,36 @@ class PackageVersion:
         for path in sorted(set(paths)):
             if path in self.records or path not in self.dist.files:
                 continue
-            data = self.dist.files[path]
             module, is_package = module_of(path)
+            blob = self.dist.blobs.get(path)
+            data = self.dist.files[path] if blob is None else None
             if isinstance(data, int):
                 record = FileRecord(path, module, is_package,
                                     error=f"skipped: {data / 2**20:.1f} MiB is over "
                                           "max-file-size")
             else:
-                key = (path, blob_sha(data))
+                if blob is None:
+                    assert data is not None
+                    blob = blob_sha(data)
+                key = (path, blob)
                 found = self._memo.get(key)
                 if found is None:
-                    found = extract(path, module, is_package, data)
-                    found.content_key = key[1]
-                    if is_package and found.error is None and b"TYPE_CHECKING" in data:
-                        _static_exports(found, data)
+                    found = package_record(path, module, is_package,
+                                           data if data is not None else self._bytes(path),
+                                           blob, self._cache)
                     self._memo[key] = found
                 record = found
             self.records[path] = record
             added = True
         return added
+
+    def _bytes(self, path: str) -> Callable[[], bytes]:
+        def read() -> bytes:
+            data = self.dist.files[path]
+            if isinstance(data, int):  # pragma: no cover - the listing said it was not
+                raise UsageError(f"{self.dist.origin}: {path} changed while read")
+            return data
+        return read
 
     def paths_of(self, dotted: str) -> set[str]:
         """The files of the modules on the way to ``dotted`` (``a``, ``a.b``, ``a.b.c``)."""
@@ -206,4 +250,4 @@ class PackageVersion:
         return found
 
 
-__all__ = ["PackageVersion", "resolve_dotted"]
+__all__ = ["PackageVersion", "package_record", "resolve_dotted"]

@@ -28,11 +28,20 @@ proof. See :mod:`hookguard.upgrade.check` for what makes an error.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hookguard.model.extract import dotted_name, parse_quietly
+from hookguard.model.sources import blob_sha
+
+if TYPE_CHECKING:
+    from hookguard.model.cache import RecordCache
+
+_MISSING = object()
 
 _INSPECTORS = frozenset({"signature", "getfullargspec", "getargspec", "getcallargs", "getargs"})
 _CHECKER = re.compile(
@@ -144,12 +153,82 @@ class _File:
     keyword_checks: dict[str, list[KeywordCheck]] = field(default_factory=dict)  # by hook
 
 
-class ShimFinder:
-    """Shims in one version's files (path -> bytes), each file parsed once, when asked."""
+_ANSWER = "shim-1:"  # answers kept in a package cache: shim-1:<blob id>:<path>:<question>
 
-    def __init__(self, files: Mapping[str, bytes | int]) -> None:
+
+class ShimFinder:
+    """Shims in one version's files (path -> bytes), each file parsed once, when asked.
+
+    With ``cache`` (the version's signed package cache), each answer of :meth:`at_call` and
+    :meth:`keyword_checks` is kept there under the file's blob id (``blobs``, else hashed
+    from its bytes), its path and the question: a file asked about before is not parsed
+    again. The answer is a function of the file's bytes alone, so it is the one a parse
+    gives."""
+
+    def __init__(self, files: Mapping[str, bytes | int], cache: RecordCache | None = None,
+                 blobs: Mapping[str, str] | None = None) -> None:
         self._files = files
         self._parsed: dict[str, _File] = {}
+        self._cache = cache
+        self._blobs = dict(blobs or {})  # (and the blob ids hashed so far)
+
+    def _answer_key(self, path: str, question: str) -> str | None:
+        if self._cache is None:
+            return None
+        blob = self._blobs.get(path)
+        if blob is None:
+            data = self._files.get(path)
+            if not isinstance(data, bytes):
+                return None
+            blob = self._blobs[path] = blob_sha(data)
+        return f"{_ANSWER}{blob}:{path}:{question}"
+
+    def _kept(self, key: str | None) -> object:
+        """The answer kept under ``key`` (decoded), or :data:`_MISSING`."""
+        if key is None or self._cache is None:
+            return _MISSING
+        stored = self._cache.get_history(key)
+        if stored is None:
+            return _MISSING
+        try:
+            return json.loads(stored)
+        except ValueError:  # pragma: no cover - signed: only a bug writes such a thing
+            return _MISSING
+
+    def _keep(self, key: str | None, answer: object) -> None:
+        if key is not None and self._cache is not None:
+            self._cache.put_history(key, json.dumps(answer, sort_keys=True).encode())
+
+    def at_call(self, path: str, line: int, col: int, hook: str) -> Shim | None:
+        """The shim around the call of ``hook`` at ``path:line:col`` (1-based column), if any."""
+        key = self._answer_key(path, f"at-call:{line}:{col}:{hook}")
+        kept = self._kept(key)
+        if kept is None:
+            return None
+        if isinstance(kept, dict):
+            try:
+                return Shim(str(kept["kind"]), str(kept["path"]), int(kept["line"]),
+                            str(kept["source"]))
+            except (KeyError, TypeError, ValueError):  # pragma: no cover - as in _kept
+                pass
+        found = self._at_call(path, line, col, hook)
+        self._keep(key, found.to_json() if found is not None else None)
+        return found
+
+    def keyword_checks(self, path: str, hook: str) -> list[KeywordCheck]:
+        """Each ``"kw" in <a check of hook's signature>`` in ``path``."""
+        key = self._answer_key(path, f"keyword-checks:{hook}")
+        kept = self._kept(key)
+        if isinstance(kept, list):
+            try:
+                return [KeywordCheck(str(k["keyword"]), str(k["hook"]), str(k["path"]),
+                                     int(k["line"]), str(k["scope"]), str(k["source"]))
+                        for k in kept]
+            except (KeyError, TypeError, ValueError):  # pragma: no cover - as in _kept
+                pass
+        found = self._keyword_checks(path, hook)
+        self._keep(key, [dataclasses.asdict(k) for k in found])
+        return found
 
     def _file(self, path: str) -> _File:
         found = self._parsed.get(path)
@@ -220,8 +299,7 @@ class ShimFinder:
                 return inner
         return None
 
-    def at_call(self, path: str, line: int, col: int, hook: str) -> Shim | None:
-        """The shim around the call of ``hook`` at ``path:line:col`` (1-based column), if any."""
+    def _at_call(self, path: str, line: int, col: int, hook: str) -> Shim | None:
         parsed = self._file(path)
         if parsed.tree is None:
             return None
@@ -283,8 +361,7 @@ class ShimFinder:
                                 _short(inner))
         return None
 
-    def keyword_checks(self, path: str, hook: str) -> list[KeywordCheck]:
-        """Each ``"kw" in <a check of hook's signature>`` in ``path``."""
+    def _keyword_checks(self, path: str, hook: str) -> list[KeywordCheck]:
         parsed = self._file(path)
         if parsed.tree is None:
             return []

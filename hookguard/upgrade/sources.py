@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import email.parser
+import hashlib
 import io
 import json
 import os
@@ -41,8 +42,13 @@ import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from hookguard.errors import UsageError
+from hookguard.model.sources import blob_sha
+
+if TYPE_CHECKING:
+    from hookguard.model.cache import RecordCache
 
 MAX_FILES = 100_000
 MAX_BYTES = 1 << 30  # of .py source in one distribution
@@ -100,9 +106,12 @@ class Distribution:
     version: str
     origin: str  # where it was read: "wheel /path/x.whl", "environment /site-packages"
     # path from the import root (``transformers/trainer.py``) -> its bytes, or its size when
-    # over the size limit (never read)
-    files: dict[str, bytes | int] = field(default_factory=dict)
+    # over the size limit (never read); a wheel listed in the cache reads a member when asked
+    files: Mapping[str, bytes | int] = field(default_factory=dict)
     tops: tuple[str, ...] = ()  # the import packages (and top-level modules) kept
+    # path -> content key (git blob id) where known without reading the file (a cached
+    # wheel listing); any other file's is computed from its bytes
+    blobs: dict[str, str] = field(default_factory=dict)
 
     def label(self) -> str:
         return f"{self.name} {self.version}"
@@ -181,7 +190,9 @@ def read_wheel(path: Path, max_size: int) -> Distribution:
             raise UsageError(f"{where}: not a readable wheel ({exc})") from None
 
 
-def _read_wheel(archive: zipfile.ZipFile, where: str, max_size: int) -> Distribution:
+def _read_wheel(archive: zipfile.ZipFile, where: str, max_size: int,
+                names: dict[str, str] | None = None) -> Distribution:
+    """The wheel's distribution; ``names``, when given, gets each kept file's member name."""
     members = archive.infolist()
     infos = sorted({m.filename.split("/", 1)[0] for m in members
                     if m.filename.split("/", 1)[0].endswith(".dist-info")
@@ -226,8 +237,120 @@ def _read_wheel(archive: zipfile.ZipFile, where: str, max_size: int) -> Distribu
             data = handle.read(max_size + 1)
         reader.take(len(data))
         files[rel] = data if len(data) <= max_size else len(data)
+        if names is not None:
+            names[rel] = member.filename
     kept, tops = _keep(files, top_level.splitlines())
     return Distribution(name, version, f"wheel {where}", kept, tops)
+
+
+class _WheelMembers(Mapping[str, "bytes | int"]):
+    """The kept files of a wheel whose listing the cache holds: each member is decompressed
+    when first asked, from the wheel's bytes read once (those the listing was found for)."""
+
+    def __init__(self, where: str, archive: zipfile.ZipFile, members: dict[str, str | int],
+                 max_size: int) -> None:
+        self._where = where
+        self._archive = archive
+        self._members = members  # path -> member name, or size when over max_size
+        self._max_size = max_size
+        self._read: dict[str, bytes | int] = {}
+
+    def __getitem__(self, path: str) -> bytes | int:
+        found = self._read.get(path)
+        if found is not None:
+            return found
+        entry = self._members[path]
+        if isinstance(entry, int):
+            return entry
+        try:
+            with self._archive.open(entry) as handle:
+                data = handle.read(self._max_size + 1)
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError, RuntimeError,
+                KeyError) as exc:
+            raise UsageError(f"{self._where}: not a readable wheel ({exc})") from None
+        value = data if len(data) <= self._max_size else len(data)
+        self._read[path] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
+_LISTING = "wheel-listing-1:"
+
+
+def _listing(dist: Distribution, names: Mapping[str, str]) -> bytes:
+    files = {p: [d if isinstance(d, int) else names[p], dist.blobs.get(p)]
+             for p, d in dist.files.items()}
+    return json.dumps({"name": dist.name, "version": dist.version, "tops": list(dist.tops),
+                       "files": files}, sort_keys=True).encode()
+
+
+def _from_listing(data: bytes) -> tuple[str, str, tuple[str, ...], dict[str, str | int],
+                                        dict[str, str]] | None:
+    """(name, version, tops, path -> member name or size, path -> blob id) of a listing the
+    cache held (signed: anything else in it is a bug, and read as a miss)."""
+    try:
+        listing = json.loads(data)
+        name, version, tops, files = (listing["name"], listing["version"], listing["tops"],
+                                      listing["files"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not (isinstance(name, str) and isinstance(version, str) and isinstance(tops, list)
+            and all(isinstance(t, str) for t in tops) and isinstance(files, dict)):
+        return None
+    members: dict[str, str | int] = {}
+    blobs: dict[str, str] = {}
+    for path, entry in files.items():
+        if not (isinstance(entry, list) and len(entry) == 2):
+            return None
+        member, blob = entry
+        if isinstance(member, int) and blob is None:
+            members[path] = member
+        elif isinstance(member, str) and isinstance(blob, str):
+            members[path] = member
+            blobs[path] = blob
+        else:
+            return None
+    return name, version, tuple(tops), members, blobs
+
+
+def read_wheel_cached(path: Path, max_size: int, cache: RecordCache) -> Distribution:
+    """:func:`read_wheel`, with the wheel's listing (its kept files, each one's member name and
+    blob id) kept in ``cache`` under the SHA-256 of the wheel's bytes: a wheel read before is
+    not decompressed again; each member is, when first asked (:class:`_WheelMembers`)."""
+    where = str(path)
+    try:
+        blob = _read_regular_file(path)
+        archive = zipfile.ZipFile(io.BytesIO(blob))
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise UsageError(f"{where}: not a readable wheel ({exc})") from None
+    key = f"{_LISTING}{hashlib.sha256(blob).hexdigest()}:{max_size}"
+    stored = cache.get_history(key)
+    listing = _from_listing(stored) if stored is not None else None
+    if listing is not None:
+        name, version, tops, members, blobs = listing
+        return Distribution(name, version, f"wheel {where}",
+                            _WheelMembers(where, archive, members, max_size), tops, blobs)
+    names: dict[str, str] = {}
+    try:
+        dist = _read_wheel(archive, where, max_size, names)
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError, RuntimeError) as exc:
+        raise UsageError(f"{where}: not a readable wheel ({exc})") from None
+    dist.blobs = {p: blob_sha(d) for p, d in dist.files.items() if isinstance(d, bytes)}
+    cache.put_history(key, _listing(dist, names))
+    return dist
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (never a pipe: that would block)."""
+    with open(path, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return handle.read()
 
 
 def _wheel_name_version(path: Path) -> tuple[str, str] | None:
@@ -545,6 +668,33 @@ def cache_folder() -> Path:
     return Path(base).absolute() / "hookguard" / "packages"
 
 
+#: The package caches' config digest: what a package file's record is made of (the same for
+#: an installed file and one of a wheel: :func:`hookguard.upgrade.package.package_record`).
+PACKAGE_CACHE_VERSION = "environment-1"
+
+
+def open_package_cache(name: str, version: str, checkout: Path, notes: list[str]
+                       ) -> RecordCache | None:
+    """The signed cache of the records of ``name`` ``version`` (``records/NAME-VERSION/``
+    beside :func:`cache_folder`), or None with a note where it cannot be (inside the checkout,
+    not writable)."""
+    from hookguard.model.cache import RecordCache
+
+    label = f"{normalize_name(name)}-{version}" if name else "unowned"
+    label = re.sub(r"[^A-Za-z0-9._+-]", "_", label)[:120] or "unowned"
+    root = cache_folder() / "records"
+    try:
+        if root.resolve().is_relative_to(checkout.resolve()):
+            notes.append(f"the package cache {root} lies inside the checkout: package "
+                         "files are not cached (set HOOKGUARD_CACHE_DIR outside it)")
+            return None
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        notes.append(f"cannot make the package cache {root}: {exc.strerror or exc}")
+        return None
+    return RecordCache(root / label, PACKAGE_CACHE_VERSION, checkout)
+
+
 @dataclass
 class Locator:
     """Finds versions of the distribution ``name`` (see the module's documentation)."""
@@ -555,8 +705,31 @@ class Locator:
     download: bool = False
     checkout: Path | None = None  # the download cache must lie outside it
     max_size: int = 4 * 1024 * 1024
+    use_cache: bool = False  # keep wheel listings and package records (outside the checkout)
+    notes: list[str] = field(default_factory=list)
     _path: list[str] | None = field(default=None, repr=False)
     _read: dict[str, Distribution] = field(default_factory=dict, repr=False)
+    _caches: dict[str, RecordCache | None] = field(default_factory=dict, repr=False)
+
+    def cache(self, version: str) -> RecordCache | None:
+        """The package cache of ``version`` (``""``: the wheel listings), opened once."""
+        if not self.use_cache or self.checkout is None:
+            return None
+        if version not in self._caches:
+            cache = open_package_cache(self.name, version or "wheels", self.checkout,
+                                       self.notes)
+            if cache is None:
+                self.use_cache = False
+            self._caches[version] = cache
+        return self._caches[version]
+
+    def save_caches(self) -> None:
+        """Write what the caches gained; their notes join :attr:`notes`."""
+        for cache in self._caches.values():
+            if cache is not None:
+                cache.save()
+                self.notes.extend(cache.warnings)
+                cache.warnings.clear()
 
     def installed(self) -> _Installed | None:
         if self._path is None:
@@ -574,7 +747,9 @@ class Locator:
             elif not path.exists():
                 raise UsageError(f"--source {path}: no such file or directory")
             elif path.name.lower().endswith(".whl"):
-                dist = read_wheel(path, self.max_size)
+                listings = self.cache("")
+                dist = (read_wheel(path, self.max_size) if listings is None
+                        else read_wheel_cached(path, self.max_size, listings))
             elif _is_sdist(path):
                 dist = read_sdist(path, self.max_size)
             else:
@@ -728,9 +903,11 @@ __all__ = [
     "canonical_version",
     "module_of",
     "normalize_name",
+    "open_package_cache",
     "parse_spec",
     "read_directory",
     "read_sdist",
     "read_wheel",
+    "read_wheel_cached",
     "search_path",
 ]
