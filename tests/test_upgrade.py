@@ -935,3 +935,67 @@ def test_an_unreadable_wheel_or_another_package_is_a_usage_error(
     code = main(["upgrade", "fw==2.0", "--from", "1.0", "--source", str(wheels[0]),
                  "--source", str(other), str(checkout)])
     assert code == 2 and "holds other, not fw" in capsys.readouterr().err
+
+
+# -- the cache -------------------------------------------------------------------------------
+
+
+def _without_timing(report: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(report, sort_keys=True), object_hook=lambda d: {
+        k: v for k, v in d.items() if k not in ("seconds", "elapsed", "duration")})
+
+
+SHIM_CHECKOUT = {"steps.py": """
+    from sh import Base
+
+    class Old(Base):
+        def step_a(self, x): pass
+        def step_b(self, x): pass
+        def step_c(self, x): pass
+        def step_d(self, x): pass
+        def step_e(self, x): pass
+        def step_f(self, x): pass
+"""}
+
+
+def test_a_warm_run_equals_a_cold_one_and_a_tampered_record_is_not_trusted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = (write_wheel(tmp_path / "d", "sh", "1.0", SHIMS_OLD),
+              write_wheel(tmp_path / "d", "sh", "1.1", SHIMS_NEW))
+    checkout = make_checkout(tmp_path / "down", SHIM_CHECKOUT)
+    args = ("sh==1.1", "--from", "1.0", "--source", wheels[0], "--source", wheels[1], checkout)
+    uncached = upgrade(capsys, *args, "--no-cache")
+    records = tmp_path / "xdg-cache" / "hookguard" / "packages" / "records"
+    assert not records.exists()
+    cold = upgrade(capsys, *args)
+    assert cold[0] == 1 and _without_timing(cold[1]) == _without_timing(uncached[1])
+    assert sorted(p.name for p in records.iterdir()) == ["sh-1.0", "sh-1.1", "sh-wheels"]
+    assert not (checkout / ".hookguard_cache").exists()  # nothing written into the checkout
+
+    def no_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a package file was parsed on a warm run")
+
+    # Warm: no file of either version is parsed, for its record or for its shims.
+    with monkeypatch.context() as patched:
+        patched.setattr("hookguard.upgrade.package.extract", no_parse)
+        patched.setattr("hookguard.upgrade.shims.parse_quietly", no_parse)
+        warm = upgrade(capsys, *args)
+    assert warm[0] == cold[0] and _without_timing(warm[1]) == _without_timing(cold[1])
+
+    # A cached record forged (same size, not re-signed) is rebuilt, never believed.
+    shards = sorted((records / "sh-1.1").glob("records-*.msgpack"))
+    forged = 0
+    for shard in shards:
+        data = shard.read_bytes()
+        if b"step_f" in data:
+            shard.write_bytes(data.replace(b"step_f", b"step_g"))
+            forged += 1
+    assert forged
+    tampered = upgrade(capsys, *args)
+    assert tampered[0] == cold[0]
+    assert by_symbol(tampered[1]) == by_symbol(cold[1])
+    assert by_symbol(tampered[1])["Old.step_f"]["severity"] == "error"
+    assert "not signed with this machine's cache key" in json.dumps(tampered[1])
+    # ... and the rebuilt one is trusted again.
+    assert _without_timing(upgrade(capsys, *args)[1]) == _without_timing(cold[1])

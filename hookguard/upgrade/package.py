@@ -157,7 +157,7 @@ class PackageVersion:
                 if found is None:
                     found = package_record(path, module, is_package,
                                            data if data is not None else self._bytes(path),
-                                           blob, self._cache)
+                                           blob, self._cache, extract)
                     self._memo[key] = found
                 record = found
             self.records[path] = record
