@@ -500,12 +500,12 @@ def added_calls(
 
 
 def kept_guards(base: Project, head: Project) -> set[tuple[str, str, str, str]]:
-    """The guarded calls on ``self``/``cls`` that the base revision made in methods the change
-    kept: (class, method, hook, guard) (see ``RuleContext.kept_guards``)."""
+    """The guarded calls (on ``self``, a member, a narrowed name) that the base revision made
+    in methods the change kept: (class, method, hook, guard) (``RuleContext.kept_guards``)."""
     return {(after.fq, method.name, call.name, guard)
             for after, old, method in _kept_methods(base, head)
             for call in old.calls
-            if call.receiver in ("self", "cls") and (guard := call_guard(call))}
+            if call.receiver != "super" and (guard := call_guard(call))}
 
 
 def _kept_methods(

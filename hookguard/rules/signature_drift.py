@@ -128,7 +128,7 @@ class SignatureDrift(Rule):
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
-                    found = self._composed(project, members, info, method)
+                    found = self._composed(project, members, info, method, ctx.kept_guards)
                 if found is None and ctx.passed_keywords:
                     found = self._passed_keyword(project, ctx.passed_keywords, info, method)
                 if found is None and any(c.receiver == "super" for c in method.calls):
@@ -306,7 +306,8 @@ class SignatureDrift(Rule):
 
     # -- calls through composition: ``self.policy.attention(...)`` --------------------------
     def _composed(
-        self, project: Project, members: _MemberCalls, info: ClassInfo, method: MethodRecord
+        self, project: Project, members: _MemberCalls, info: ClassInfo, method: MethodRecord,
+        kept_guards: frozenset[tuple[str, str, str, str]] = frozenset(),
     ) -> Finding | None:
         """A call another class makes on a member it holds as ``info``'s family, that
         ``info``'s override cannot accept while the held class's own method can."""
@@ -372,6 +373,8 @@ class SignatureDrift(Rule):
             if call.receiver == "typed" and call.branch and "isinstance(" in call.branch:
                 call = call._replace(branch=None)  # the ``isinstance`` test is the proof
             guard = call_guard(call) if _guard_truth(project, holder, call) is not True else ""
+            if (holder.fq, caller.name, call.name, guard) in kept_guards:
+                guard = ""  # the base revision's call had it: this one runs where that ran
             if guard and not (annotated or branched):
                 message += (f" (the call runs only when {guard}: nothing shows that holds "
                             f"for a {info.name})")

@@ -355,12 +355,6 @@ class StaleOverride(Rule):
             # nothing either way, as for a class's own line.
             reasons.append(f"'{name}' is used on other objects elsewhere, and only classes "
                            f"of {evidence.ancestor.name}'s family define it")
-        if not outside and name in ctx.references.attributes and (
-            name not in ctx.references.code_attributes
-        ):
-            # ``SyncVectorEnv().set_attr(...)`` in a test: it runs there (and maybe for users
-            # of a public method), whatever the base does (first contact, round 3)
-            reasons.append(f"tests call '{name}' on objects directly: it runs there")
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
             reasons.append(f"a base looks up '{name}' on self by a computed name")
         # Anywhere in the MRO, not only before the class that lost the hook: a framework
