@@ -853,3 +853,43 @@ def test_a_narrowed_call_under_the_old_calls_guard_is_an_error_in_check(
                                                        "target.merge(safe=True, names=names)")})
     code, out = _check(repo)
     assert code == 1 and "HG002 [error] Linear8bit.merge" in out, out
+
+
+# -- round 5: a base helper for other subclasses, the override a method of its own -------------
+PLUGIN = """class PluginModel:
+    def get_alert(self, current=0, maximum=100, log=False):
+        return current
+
+    def get_alert_log(self, current=0, maximum=100):
+        return self.get_alert(current=current, maximum=maximum, log=True)
+"""
+AMPS = """from pkg.model import PluginModel
+
+
+class AmpsPlugin(PluginModel):
+    def get_alert(self, nbprocess=0, header=""):
+        return nbprocess
+
+    def update(self):
+        return {own_call}
+"""
+
+
+@pytest.mark.parametrize(("own_call", "elsewhere", "severity"), [
+    ("self.get_alert(3, header='x')", "", Severity.WARNING),  # glances: its own convention
+    ("self.get_alert_log(1, 2)", "", Severity.ERROR),  # it uses the helper: the call runs
+    ("None", "", Severity.ERROR),  # no convention of its own: the helper is API for it too
+    ("self.get_alert(3, header='x')", "def run(p):\n    return p.get_alert_log()\n",
+     Severity.ERROR),  # the helper is named outside: it may run on an AmpsPlugin
+])
+def test_a_base_helper_for_other_subclasses_proves_no_drift(
+    git_repo: Callable[..., GitRepo], own_call: str, elsewhere: str, severity: Severity
+) -> None:
+    repo = git_repo()
+    files = {"pkg/__init__.py": "", "pkg/model.py": PLUGIN,
+             "pkg/amps.py": AMPS.format(own_call=own_call)}
+    if elsewhere:
+        files["pkg/runner.py"] = elsewhere
+    repo.commit("plugins", files)
+    found = audited(repo)["HG002 pkg.amps.AmpsPlugin.get_alert"]
+    assert found.severity is severity, found.message

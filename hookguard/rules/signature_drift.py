@@ -124,7 +124,8 @@ class SignatureDrift(Rule):
                 found = (
                     self._proven(project, calls, info, ancestors, method,
                                  partial(ctx.live, info), lambda: ctx.references.attributes,
-                                 ctx.added_calls, ctx.kept_guards)
+                                 ctx.added_calls, ctx.kept_guards,
+                                 partial(_named, ctx, info))
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
@@ -154,6 +155,7 @@ class SignatureDrift(Rule):
         named_outside: Callable[[], frozenset[str]],
         added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset(),
         kept_guards: frozenset[tuple[str, str, str, str]] = frozenset(),
+        named: Callable[[str], bool] = lambda _: True,
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -223,6 +225,8 @@ class SignatureDrift(Rule):
                                wrapper)
         if weaker is not None and hidden is None and wrapper is None:
             return None  # a stub, an adapter or a factory of its own: nothing to act on
+        if weaker is None and not named(first_caller.name):
+            weaker = _own_convention(project, info, method, first_class, first_caller)
         if weaker is None and guarded is not None:
             weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
                       f"for a {info.name}")
@@ -763,6 +767,44 @@ def _why_no_proof(
                         and bind(call, method, unbound=_unbound(call, method)).ok):
                     return (f"{node.name}.{own.name} calls it with the arguments it takes: "
                             f"{ancestor.name}.{caller.name} may never run for it")
+    return None
+
+
+def _named(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
+    """Whether code outside the class names ``name`` in a way that may reach ``info``."""
+    return ctx.references.names(name) or ctx.references.typed_reaches(name, info)
+
+
+def _own_convention(
+    project: Project, info: ClassInfo, method: MethodRecord, ancestor: ClassInfo,
+    caller: MethodRecord,
+) -> str | None:
+    """Why the failing call may never reach ``info``'s override: the subclass side calls the
+    hook on ``self`` itself, with arguments the override takes (its own method of that name,
+    a Liskov breach rather than a drift), while nothing in its line calls the base's caller
+    and nothing outside names it (the caller asks this only then): a helper of the base for
+    other subclasses (glances' ``get_alert_log``: first contact, round 5)."""
+    side: list[ClassInfo] = []
+    for node in project.mro(info):
+        if node is ancestor:
+            break
+        if isinstance(node, ClassInfo):
+            side.append(node)
+    if any(caller.name in node.record.self_refs or any(
+            c.name == caller.name and c.receiver in ("self", "cls", "super")
+            for m in node.record.methods.values() for c in m.calls)
+           for node in project.mro(info) if isinstance(node, ClassInfo)):
+        return None  # the line reaches the base's caller itself: it runs for it
+    for node in side:
+        for own in node.record.methods.values():
+            if own is method:
+                continue
+            for call in own.calls:
+                if (call.name == method.name and call.receiver in ("self", "cls")
+                        and bind(call, method, unbound=_unbound(call, method)).ok):
+                    return (f"{node.name}.{own.name} calls it with the arguments it takes, and "
+                            f"the {info.name} side never calls {ancestor.name}.{caller.name}: "
+                            "its own method of that name, which that caller may never reach")
     return None
 
 
