@@ -893,3 +893,32 @@ def test_a_base_helper_for_other_subclasses_proves_no_drift(
     repo.commit("plugins", files)
     found = audited(repo)["HG002 pkg.amps.AmpsPlugin.get_alert"]
     assert found.severity is severity, found.message
+
+
+OFFLOAD = """class Pipeline:
+    device = f()
+
+    def enable_offload(self):
+        if self.device != "cpu":
+            self.to("cpu")
+
+    def to(self, device, silence=False):
+        return device
+"""
+
+
+def test_a_guarded_call_the_change_adds_is_an_error_in_check(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """diffusers 27062c36 and celery cd48cd34 (the corpus): the change adds an argument to a
+    guarded call (or a guarded call): written to run, its guard is the change's own intent;
+    an override that cannot take it raises when it does. An audit still says warning."""
+    repo = git_repo()
+    mine = "from pkg.pipe import Pipeline\n\n\nclass Mine(Pipeline):\n" \
+           "    def to(self, device):\n        return device\n"
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": OFFLOAD, "pkg/mine.py": mine})
+    repo.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
+                                                      'self.to("cpu", silence=True)')})
+    code, out = _check(repo)
+    assert code == 1 and "HG002 [error] Mine.to" in out, out
+    assert audited(repo)["HG002 pkg.mine.Mine.to"].severity is Severity.WARNING

@@ -280,7 +280,8 @@ LOGGER_NEW = {"lg/__init__.py": LOGGER_OLD["lg/__init__.py"], "lg/trainer.py": "
 
 @pytest.mark.parametrize(("new_guard", "severity"), [
     ("if self.should_log:", "error"),  # the guard the old call had: it runs where that did
-    ("if self.should_log and start_time:", "warning"),  # a guard the old call did not have
+    # a guard of its own: the call is one the new version added, written to run when it holds
+    ("if self.should_log and start_time:", "error"),
 ])
 def test_a_new_call_under_the_old_calls_guard_is_an_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], new_guard: str,
