@@ -26,7 +26,7 @@ in red, for a maintainer to merge on purpose.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -600,13 +600,23 @@ def passed_keywords(
     paths = [p for p in sorted(changed) if p.endswith(".py") and p in after]
     wanted = [after[p] for p in paths] + [before[p] for p in paths if p in before]
     blobs = repo.read_blobs(wanted)
+    return keywords_passed(paths, lambda p: blobs.get(before.get(p, ""), b""),
+                           lambda p: blobs.get(after[p], b""), gains, head)
+
+
+def keywords_passed(
+    paths: Sequence[str], old_bytes: Callable[[str], bytes], new_bytes: Callable[[str], bytes],
+    gains: dict[str, list[_Gain]], head: Project,
+) -> list[PassedKeyword]:
+    """The keywords ``paths`` pass in their new bytes and not in their old ones, through
+    receivers the model does not type, to hooks ``gains`` says were taught them (see
+    :func:`passed_keywords`; ``upgrade`` asks it of a package's two versions)."""
     found: list[PassedKeyword] = []
     tolerated: set[tuple[str, str]] = set()  # passed only after checking the callee takes it
     for path in paths:
-        old = {(u.method, u.keyword) for u in keyword_uses(
-            blobs.get(before.get(path, ""), b""), path, gains)}
+        old = {(u.method, u.keyword) for u in keyword_uses(old_bytes(path), path, gains)}
         record = head.files.get(path)
-        for use in keyword_uses(blobs.get(after[path], b""), path, gains):
+        for use in keyword_uses(new_bytes(path), path, gains):
             if use.guarded:
                 tolerated.add((use.method, use.keyword))
             if (use.method, use.keyword) in old or use.guarded or not _speaks_for_a_family(

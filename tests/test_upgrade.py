@@ -310,6 +310,62 @@ def test_a_new_call_under_the_old_calls_guard_is_an_error(
     assert code == (1 if severity == "error" else 0)
 
 
+HOOKS_OLD = {"hk/__init__.py": "from hk.core import Hook, Runner\n", "hk/core.py": """
+    class Hook:
+        def run(self, x):
+            return x
+
+
+    class Runner:
+        def go(self, hooks):
+            for hook in hooks:
+                hook.run(1)
+"""}
+HOOKS_NEW = {"hk/__init__.py": HOOKS_OLD["hk/__init__.py"], "hk/core.py": """
+    class Hook:
+        def run(self, x, ctx=None):
+            return x
+
+
+    class Runner:
+        def go(self, hooks):
+            for hook in hooks:
+                hook.run(1, ctx=2)
+"""}
+
+
+def test_a_keyword_the_new_version_teaches_and_passes_through_any_object_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The new version gives ``Hook.run`` a ``ctx`` and passes ``ctx=`` to ``run()`` on
+    objects it does not type (``hook.run(1, ctx=2)`` over a list): the proof ``check`` takes
+    from a change (``gate.keywords_passed``), taken from the two versions' files."""
+    wheels = (write_wheel(tmp_path / "dist", "hk", "1.0", HOOKS_OLD),
+              write_wheel(tmp_path / "dist", "hk", "2.0", HOOKS_NEW))
+    checkout = make_checkout(tmp_path / "down", {
+        "app/__init__.py": "",
+        "app/mine.py": """
+            import hk
+
+            class Mine(hk.Hook):
+                def run(self, x):
+                    return x
+
+            class Wide(hk.Hook):
+                def run(self, x, **kwargs):
+                    return x
+        """,
+    })
+    code, report = upgrade(capsys, "hk==2.0", "--from", "1.0", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    found = by_symbol(report)
+    assert code == 1
+    mine = found["Mine.run"]
+    assert mine["code"] == "HG002" and mine["severity"] == "error", mine["message"]
+    assert "cannot accept ctx=, which 2.0 passes to run() at hk/core.py:" in mine["message"]
+    assert mine["evidence"]["kind"] == "upgrade" and mine["evidence"]["rule"] == "passed-keyword"
+    assert "Wide.run" not in found
+
+
 def test_more_positionals_than_before_is_an_error(
         tmp_path: Path, wheels: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     checkout = make_checkout(tmp_path / "down", {

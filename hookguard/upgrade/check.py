@@ -72,7 +72,7 @@ from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.errors import UsageError
 from hookguard.findings import Finding, InputError, Location, Severity
-from hookguard.gate import added_calls, kept_guards
+from hookguard.gate import added_calls, kept_guards, keyword_gains, keywords_passed
 from hookguard.git.changes import HookChange
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.cache import RecordCache
@@ -80,7 +80,13 @@ from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import FileRecord, MethodKind, MethodRecord
 from hookguard.model.sources import WorktreeSnapshot
-from hookguard.rules.base import call_shape, is_test_double, is_test_file, never_collected
+from hookguard.rules.base import (
+    PassedKeyword,
+    call_shape,
+    is_test_double,
+    is_test_file,
+    never_collected,
+)
 from hookguard.upgrade.changes import (
     PackageChange,
     lost_hooks,
@@ -368,7 +374,8 @@ class _Upgrade:
         before = run_rules(self.base, config, [], None, select=RULES, only=scope)
         after = run_rules(self.head, config, [], None, self.lost, select=RULES,
                           added_calls=added_calls(self.base, self.head),
-                          kept_guards=kept_guards(self.base, self.head), only=scope)
+                          kept_guards=kept_guards(self.base, self.head),
+                          passed_keywords=self._passed_keywords(), only=scope)
         known = {f.fingerprint: f for f in before}
         attributes = frozenset().union(*(r.attr_refs for r in own if not is_test_file(r.path)))
         found: list[Finding] = []
@@ -386,6 +393,28 @@ class _Upgrade:
                 reported.add(extra.symbol)
                 found.append(extra)
         return sorted(found, key=Finding.sort_key)
+
+    def _passed_keywords(self) -> list[PassedKeyword]:
+        """Keywords the new version passes, through receivers the model does not type, to a
+        hook the same version taught them (click 8.2: ``self.type.get_metavar(param=self,
+        ctx=ctx)``, with ``ParamType.get_metavar`` given ``ctx``): the same proof ``check``
+        takes from a change (``gate.passed_keywords``), read from the two versions' files
+        that name such a hook."""
+        gains = keyword_gains(self.base, self.head)
+        if not gains:
+            return []
+        where = self.new.occurrences(gains.keys())
+        paths = sorted(p for p in set().union(*where.values()) if p in self.package)
+
+        def old_bytes(path: str) -> bytes:
+            data = self.old_dist.files.get(path)
+            return data if isinstance(data, bytes) else b""
+
+        def new_bytes(path: str) -> bytes:
+            data = self.new_dist.files.get(path)
+            return data if isinstance(data, bytes) else b""
+
+        return keywords_passed(paths, old_bytes, new_bytes, gains, self.head)
 
     def _evidence(self, change: str, hook: str, extra: dict[str, object]) -> dict[str, object]:
         return {"kind": "upgrade", "change": change, "package": self.name,
@@ -411,6 +440,8 @@ class _Upgrade:
         reason = _warning_reason(finding)
         if finding.code == "HG002" and kind == "proven":
             return self._new_arguments(finding, info, method, reason, earlier)
+        if finding.code == "HG002" and kind == "passed-keyword":
+            return self._passed_keyword(finding, info, method)
         if finding.code == "HG001" and kind in ("diff", "undispatched"):
             old = str(evidence.get("old") or method)
             new = evidence.get("new")
@@ -519,6 +550,31 @@ class _Upgrade:
         return _replace(finding, severity, message, self._evidence(
             "new-arguments", f"{finding.hook}", {**details, "rule": "proven",
                                                  "calls": shown_calls, "shim": shim_json}),
+            self._checkout_only(finding.related))
+
+    def _passed_keyword(self, finding: Finding, info: ClassInfo, method_name: str) -> Finding:
+        ver = self.new_dist.version
+        evidence = finding.evidence
+        calls = [c for c in evidence.get("calls", []) if isinstance(c, dict)]
+        first = calls[0] if calls else {}
+        missing = [str(n) for n in evidence.get("missing", [])]
+        keywords = ", ".join(f"{k}=" for k in missing)
+        message = (f"{info.name}.{method_name} cannot accept {keywords}, which {ver} passes to "
+                   f"{finding.hook}() at {first.get('path')}:{first.get('line')} after teaching "
+                   f"the hook to take it; this raises TypeError when that call reaches a "
+                   f"{info.name}")
+        if finding.severity is Severity.WARNING:
+            reason = _warning_reason(finding)
+            if reason:
+                message += f" (warning only: {reason})"
+        if missing:
+            message += "; add " + ", ".join(f"{n}=None" for n in missing)
+        details = dict(evidence)
+        details.pop("kind", None)
+        return _replace(finding, finding.severity, message, self._evidence(
+            "new-arguments", f"{finding.hook}", {
+                **details, "rule": "passed-keyword",
+                "calls": [{**c, "version": ver} for c in calls], "shim": None}),
             self._checkout_only(finding.related))
 
     # -- what the rules do not say: shims and deprecations -----------------------------------
