@@ -41,7 +41,7 @@ from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, MethodRecord, Param, ParamKind
 from hookguard.model.sources import PathFilter
 from hookguard.model.untyped_calls import KeywordUse, keyword_uses
-from hookguard.rules.base import PassedKeyword, call_guard, call_shape, is_dunder
+from hookguard.rules.base import PassedKeyword, call_guard, call_shape, is_dunder, is_test_file
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -359,8 +359,9 @@ def _dropped_uses(
 
     def uses(project: Project) -> set[tuple[str, str, str]]:
         found = {
-            ("", info.fq, call.name)  # a member call counts wherever it was
-            for info in project.classes.values() if info.file.path in changed
+            ("", info.fq, call.name)  # a member call counts wherever it was, but in tests
+            for info in project.classes.values()
+            if info.file.path in changed and not is_test_file(info.file.path)
             for method in info.record.methods.values()
             # (a call of its own name inside a method is a wrapper forwarding it, no caller)
             for call in method.calls if call.receiver in ("member", "typed")

@@ -929,3 +929,33 @@ def test_a_guarded_call_the_change_adds_is_an_error_in_check(
     code, out = _check(repo)
     assert code == 1 and "HG002 [error] Mine.to" in out, out
     assert audited(repo)["HG002 pkg.mine.Mine.to"].severity is Severity.WARNING
+
+
+# -- round 6: a test's member call is no framework dispatch; an override its class calls runs ---
+STORAGE = "class StorageDriver:\n    def get_meta_data(self):\n        raise NotImplementedError\n"
+DUMMY = ("from pkg.base import StorageDriver\n\n\nclass DummyDriver(StorageDriver):\n"
+         "    def get_meta_data(self):\n        return {'object_count': 0}\n")
+CLOUD_TEST = ("class CloudTests:\n    def test_get_meta_data(self):\n"
+              "        self.driver.get_meta_data()\n")
+
+
+@pytest.mark.parametrize("caller_path", ["tests/test_cloud.py", "pkg/cloud.py"])
+def test_a_member_call_a_test_dropped_proves_no_hook(
+    git_repo: Callable[..., GitRepo], caller_path: str
+) -> None:
+    """libcloud, round 6: the base dropped an API method, and the same commit deleted a unit
+    test's ``self.driver.get_meta_data()``: a test using the API, not the framework calling a
+    hook. The same call dropped from the framework's own code does prove one."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": STORAGE, "pkg/dummy.py": DUMMY,
+                       caller_path: CLOUD_TEST.replace("class CloudTests", "class Cloud")
+                       if caller_path.startswith("pkg") else CLOUD_TEST})
+    repo.commit("v2", {"pkg/base.py": "class StorageDriver:\n    pass\n",
+                       caller_path: "class CloudTests:\n    pass\n"})
+    found = audited(repo).get("HG001 pkg.dummy.DummyDriver.get_meta_data")
+    if caller_path.startswith("tests/"):
+        assert found is None or found.severity is Severity.WARNING, found
+        _, out = _check(repo)
+        assert "HG001 [error]" not in out, out
+    else:
+        assert found is not None and found.severity is Severity.ERROR
