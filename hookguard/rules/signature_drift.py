@@ -756,7 +756,19 @@ def _why_no_proof(
         project, info, ancestor, caller
     ):
         return None  # only an alternate constructor is chosen by code hookguard cannot see
-    for node in project.mro(info):  # the subclass side has its own factory for the hook
+    own = _own_call(project, info, method, ancestor)  # the subclass side's own factory
+    if own is not None:
+        return (f"{own} calls it with the arguments it takes: {ancestor.name}.{caller.name} "
+                "may never run for it")
+    return None
+
+
+def _own_call(
+    project: Project, info: ClassInfo, method: MethodRecord, ancestor: ClassInfo
+) -> str | None:
+    """``Class.method`` of the subclass side (``info``'s MRO before ``ancestor``) that calls
+    the hook ``method`` on ``self``/``cls`` with arguments it takes, if any."""
+    for node in project.mro(info):
         if node is ancestor:
             break
         if not isinstance(node, ClassInfo):
@@ -767,8 +779,7 @@ def _why_no_proof(
             for call in own.calls:
                 if (call.name == method.name and call.receiver in ("self", "cls")
                         and bind(call, method, unbound=_unbound(call, method)).ok):
-                    return (f"{node.name}.{own.name} calls it with the arguments it takes: "
-                            f"{ancestor.name}.{caller.name} may never run for it")
+                    return f"{node.name}.{own.name}"
     return None
 
 
@@ -790,12 +801,6 @@ def _own_convention(
     a Liskov breach rather than a drift), while nothing in its line calls the base's caller
     and nothing outside names it (the caller asks this only then): a helper of the base for
     other subclasses (glances' ``get_alert_log``: first contact, round 5)."""
-    side: list[ClassInfo] = []
-    for node in project.mro(info):
-        if node is ancestor:
-            break
-        if isinstance(node, ClassInfo):
-            side.append(node)
     for node in project.mro(info):
         if not isinstance(node, ClassInfo):
             continue
@@ -807,17 +812,12 @@ def _own_convention(
                 return None  # the line reaches the base's caller itself: it runs for it
         # (a call of it under a guard on data, glances' 'if ....get("log") is True', shows
         # no more than the failing call under one would)
-    for node in side:
-        for own in node.record.methods.values():
-            if own is method:
-                continue
-            for call in own.calls:
-                if (call.name == method.name and call.receiver in ("self", "cls")
-                        and bind(call, method, unbound=_unbound(call, method)).ok):
-                    return (f"{node.name}.{own.name} calls it with the arguments it takes, and "
-                            f"the {info.name} side never calls {ancestor.name}.{caller.name}: "
-                            "its own method of that name, which that caller may never reach")
-    return None
+    convention = _own_call(project, info, method, ancestor)
+    if convention is None:
+        return None
+    return (f"{convention} calls it with the arguments it takes, and the {info.name} side never "
+            f"calls {ancestor.name}.{caller.name}: its own method of that name, which that "
+            "caller may never reach")
 
 
 def _runs_through_super(
