@@ -183,17 +183,18 @@ class SignatureDrift(Rule):
         # An error needs one failing call that runs whenever its caller does: one under an
         # ``if`` on the instance's state, or past an early exit on it, runs only where that
         # state is so, which nothing shows for this class (first contact: a guard never true).
-        truths = [_guard_truth(project, info, f[2]) for f in failures]
-        failures = [f for f, truth in zip(failures, truths, strict=True) if truth is not False]
+        judged = [(f, _guard_truth(project, info, f[2])) for f in failures]
+        failures = [f for f, truth in judged if truth is not False]
         if not failures:
             return None  # each failing call sits behind a flag that is off for this class
         # (``check``: a change's call under a guard the base revision's call of the hook had,
         # in the same method, runs where that one ran, the override written to serve it; and
         # a call the change adds is written to run: its guard is the change's own intent)
-        unguarded = [f for f in failures
-                     if not call_guard(f[2]) or _guard_truth(project, info, f[2]) is True
-                     or (f[0].fq, f[1].name, f[2].name, call_guard(f[2])) in kept_guards
-                     or (f[0].fq, f[1].name, f[2].name, call_shape(f[2])) in added_calls]
+        # (a call without a guard has the truth True)
+        unguarded = [f for f, truth in judged if truth is True or (
+            truth is None
+            and ((f[0].fq, f[1].name, f[2].name, call_guard(f[2])) in kept_guards
+                 or (f[0].fq, f[1].name, f[2].name, call_shape(f[2])) in added_calls))]
         guarded = None if unguarded else failures[0][2]
         failures = unguarded or failures
         # An error needs one failing call whose path from the override to the caller's class
