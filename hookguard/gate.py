@@ -620,8 +620,8 @@ def keywords_passed(
         for use in keyword_uses(new_bytes(path), path, gains):
             if use.guarded:
                 tolerated.add((use.method, use.keyword))
-            if (use.method, use.keyword) in old or use.guarded or not _speaks_for_a_family(
-                    use, record, head):
+            receiver = _receiver(use, record, head)
+            if (use.method, use.keyword) in old or use.guarded or receiver is None:
                 continue  # the file passed it before the change: not what the change taught
             holder = _holder(use, record, head)
             for gain in gains[use.method]:
@@ -635,10 +635,11 @@ def keywords_passed(
                     # is never a part never gets it.
                     continue
                 found.append(PassedKeyword(gain.owner, use.method, use.keyword, path,
-                                           use.line, use.col))
+                                           use.line, use.col, receiver or None))
     # ``if "from_checkpoint" in getfullargspec(task.build_model).args``: the change itself
     # expects overrides without the keyword, so no call of it proves one wrong.
-    return list(dict.fromkeys(p for p in found if (p.method, p.keyword) not in tolerated))
+    return sorted(dict.fromkeys(p for p in found if (p.method, p.keyword) not in tolerated),
+                  key=lambda p: (p.path, p.line, p.col))
 
 
 def _holder(use: KeywordUse, record: FileRecord | None, head: Project) -> ClassInfo | None:
@@ -648,17 +649,32 @@ def _holder(use: KeywordUse, record: FileRecord | None, head: Project) -> ClassI
     return head.classes.get(f"{record.module}.{use.holder}" if record.module else use.holder)
 
 
-def _speaks_for_a_family(use: KeywordUse, record: FileRecord | None, head: Project) -> bool:
-    """Whether a keyword use says which family its receiver is. Not when the receiver is any
-    object with the method (``if hasattr(module, "m"): module.m(...)``), nor when it is a
-    member whose class the model already knows (that binding is checked as a call through
-    composition)."""
+def _receiver(use: KeywordUse, record: FileRecord | None, head: Project) -> str | None:
+    """Which family a keyword use speaks for: ``""`` for any (a local, a call result, a member
+    nothing declares), a class's fully qualified name for a member declared only by its
+    annotation (``self.type: ParamType``: any subclass of ``ParamType`` may be there), ``None``
+    for none. Not when the receiver is any object with the method (``if hasattr(module,
+    "m"): module.m(...)``), nor when the model knows what is constructed into the member (that
+    binding is checked as a call through composition), nor when the declaration names a class
+    the model does not know."""
     if use.duck:
-        return False
-    info = _holder(use, record, head)
-    return use.member is None or info is None or (
-        info.record.members.get(use.member) is None
-        and use.member not in info.record.constructed)
+        return None
+    holder = _holder(use, record, head)
+    if use.member is None or holder is None:
+        return ""
+    for info in head.mro(holder):  # the nearest declaration of the member wins
+        if not isinstance(info, ClassInfo):
+            continue
+        if use.member in info.record.constructed:
+            return None
+        written = info.record.members.get(use.member)
+        if written is None:
+            continue
+        if written.endswith("()"):
+            return None
+        declared = head.resolve_name(info.file, written, scope=info.record.qualname)
+        return declared.fq if isinstance(declared, ClassInfo) else None
+    return ""
 
 
 def call_changes(base: Project, head: Project) -> list[CallChange]:

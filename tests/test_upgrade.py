@@ -366,6 +366,129 @@ def test_a_keyword_the_new_version_teaches_and_passes_through_any_object_is_an_e
     assert "Wide.run" not in found
 
 
+CLICK_OLD = {"ck/__init__.py": "from ck.types import *\nfrom ck.core import *\n", "ck/types.py": """
+    class ParamType:
+        def get_metavar(self, param):
+            return None
+
+
+    class IntRange(ParamType):
+        pass
+
+
+    class Choice(ParamType):
+        def get_metavar(self, param):
+            return "[a|b]"
+""", "ck/core.py": """
+    from ck import types
+
+
+    class Parameter:
+        def __init__(self, type):
+            self.type: types.ParamType = convert(type)
+
+        def make_metavar(self):
+            return self.type.get_metavar(self)
+
+
+    class Option(Parameter):
+        def __init__(self, count):
+            super().__init__(None)
+            if count:
+                self.type = types.IntRange()
+
+
+    class Picker:
+        def __init__(self, choice):
+            self.choice: types.Choice = choice
+
+        def show(self):
+            return self.choice.get_metavar(self)
+
+
+    def convert(type):
+        return type
+"""}
+CLICK_NEW = {"ck/__init__.py": CLICK_OLD["ck/__init__.py"], "ck/types.py": """
+    class ParamType:
+        def get_metavar(self, param, ctx):
+            return None
+
+
+    class IntRange(ParamType):
+        pass
+
+
+    class Choice(ParamType):
+        def get_metavar(self, param, ctx):
+            return "[a|b]"
+""", "ck/core.py": CLICK_OLD["ck/core.py"].replace(
+    "self.type.get_metavar(self)", "self.type.get_metavar(param=self, ctx=None)").replace(
+    "self.choice.get_metavar(self)", "self.choice.get_metavar(param=self, ctx=None)")}
+
+
+def test_a_taught_keyword_passed_through_an_annotated_member_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """click 8.2: ``self.type: ParamType`` (a subclass constructed into it on one path) and
+    ``self.type.get_metavar(param=self, ctx=ctx)``: the annotation admits every ParamType, so
+    the keyword the version taught the hook reaches the checkout's own ParamType. A member
+    annotated as a class the override is not under (``self.choice: Choice``) cannot hold it."""
+    wheels = (write_wheel(tmp_path / "dist", "ck", "1.0", CLICK_OLD),
+              write_wheel(tmp_path / "dist", "ck", "2.0", CLICK_NEW))
+    checkout = make_checkout(tmp_path / "down", {
+        "app/__init__.py": "",
+        "app/types.py": """
+            import ck
+
+            class Level(ck.ParamType):
+                def get_metavar(self, param):
+                    return "LEVEL"
+
+            class Fixed(ck.ParamType):
+                def get_metavar(self, param, ctx=None):
+                    return "FIXED"
+        """,
+    })
+    code, report = upgrade(capsys, "ck==2.0", "--from", "1.0", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    found = by_symbol(report)
+    assert code == 1
+    level = found["Level.get_metavar"]
+    assert level["code"] == "HG002" and level["severity"] == "error", level["message"]
+    assert "cannot accept ctx=, which 2.0 passes to get_metavar() at ck/core.py:9" in (
+        level["message"])
+    assert "Fixed.get_metavar" not in found
+
+
+def test_a_taught_keyword_passed_only_through_a_member_of_another_family_is_no_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only ``Picker``'s ``self.choice: Choice`` passes the new keyword: a ParamType that is
+    no Choice never gets that call."""
+    core_new = CLICK_OLD["ck/core.py"].replace(
+        "self.choice.get_metavar(self)", "self.choice.get_metavar(param=self, ctx=None)")
+    types_new = CLICK_NEW["ck/types.py"].replace("def get_metavar(self, param, ctx):\n"
+                                                 "            return None",
+                                                 "def get_metavar(self, param, ctx=None):\n"
+                                                 "            return None")
+    new = {**CLICK_NEW, "ck/core.py": core_new, "ck/types.py": types_new}
+    wheels = (write_wheel(tmp_path / "dist", "ck", "1.0", CLICK_OLD),
+              write_wheel(tmp_path / "dist", "ck", "2.0", new))
+    checkout = make_checkout(tmp_path / "down", {
+        "app/__init__.py": "",
+        "app/types.py": """
+            import ck
+
+            class Level(ck.ParamType):
+                def get_metavar(self, param):
+                    return "LEVEL"
+        """,
+    })
+    _code, report = upgrade(capsys, "ck==2.0", "--from", "1.0", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert errors == [], errors
+
+
 def test_more_positionals_than_before_is_an_error(
         tmp_path: Path, wheels: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     checkout = make_checkout(tmp_path / "down", {

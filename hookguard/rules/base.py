@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 class PassedKeyword:
     """A change taught ``owner.method`` to accept ``keyword`` and, in the same change, passes
     ``keyword`` to ``method`` at ``path:line`` through a receiver the model does not type (a
-    local, a call result): the call is for ``owner``'s family, and every override there must
-    accept it."""
+    local, a call result) or knows only from an annotation (``declared``, fully qualified:
+    any subclass of it may be there): the call is for ``owner``'s family, and every override
+    there (under ``declared``) must accept it."""
 
     owner: str  # fully qualified
     method: str
@@ -34,6 +35,7 @@ class PassedKeyword:
     path: str
     line: int
     col: int
+    declared: str | None = None
 
 
 @dataclass

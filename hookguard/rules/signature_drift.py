@@ -130,8 +130,12 @@ class SignatureDrift(Rule):
                 )
                 if found is None and members.of(method.name):
                     found = self._composed(project, members, info, method, ctx.kept_guards)
-                if found is None and ctx.passed_keywords:
-                    found = self._passed_keyword(project, ctx.passed_keywords, info, method)
+                if (found is None or found.severity is Severity.WARNING) and (
+                        ctx.passed_keywords):
+                    # A keyword the change taught the hook is proof where the member's
+                    # annotation alone is not.
+                    found = self._passed_keyword(project, ctx.passed_keywords, info, method
+                                                 ) or found
                 if found is None and any(c.receiver == "super" for c in method.calls):
                     found = self._super_calls(project, info, method)
                 if found is None and is_hook and ctx.config.structural:
@@ -272,6 +276,8 @@ class SignatureDrift(Rule):
             if p.method == method.name and p.keyword not in accepted
             and (owner := project.classes.get(p.owner)) is not None and owner in ancestors
             and project.unknown_before(info, owner, method.name) is None
+            and (p.declared is None or p.declared == info.fq or any(
+                isinstance(a, ClassInfo) and a.fq == p.declared for a in ancestors))
         ]
         if not failing:
             return None

@@ -284,6 +284,8 @@ class _Upgrade:
         self.old_shims = ShimFinder(old.files, caches[0], old.blobs)
         self._occurs: dict[str, set[str]] = {}
         self._package: set[str] | None = None
+        self._overridden = {name for record in own for cls in record.classes
+                            for name in cls.methods}
 
     @property
     def package(self) -> set[str]:
@@ -324,6 +326,9 @@ class _Upgrade:
             self.lost, self.uncalled = lost_hooks(self.base, self.head, package, changed,
                                                   self._mentions, self.moved)
             hooks = {c.old for c in self.lost} | {c.new for c in self.lost if c.new}
+            # A hook the checkout overrides that the new version taught a keyword: where the
+            # package passes it is part of the proof (``_passed_keywords``).
+            hooks |= keyword_gains(self.base, self.head).keys() & self._overridden
             wanted: set[str] = set()
             for version in (self.old, self.new):
                 for found in version.occurrences(hooks).values():
