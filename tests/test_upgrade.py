@@ -489,6 +489,122 @@ def test_a_taught_keyword_passed_only_through_a_member_of_another_family_is_no_e
     assert errors == [], errors
 
 
+ORM_OLD = {"orm/__init__.py": "from orm.fields import Field\n", "orm/fields.py": """
+    class Field:
+        def get_db_converters(self, connection):
+            if hasattr(self, "from_db_value"):
+                return [self.from_db_value]
+            return []
+""", "orm/compiler.py": """
+    import functools
+    from orm.inspect import func_supports_parameter
+
+
+    class SQLCompiler:
+        def get_converters(self, expressions):
+            converters = {}
+            for i, expression in enumerate(expressions):
+                convs = []
+                for conv in expression.get_db_converters(self.connection):
+                    if func_supports_parameter(conv, "context"):
+                        conv = functools.partial(conv, context={})
+                    convs.append(conv)
+                converters[i] = (convs, expression)
+            return converters
+
+        def apply_converters(self, row, converters):
+            for pos, (convs, expression) in converters.items():
+                for converter in convs:
+                    row[pos] = converter(row[pos], expression, self.connection)
+            return row
+""", "orm/inspect.py": """
+    import inspect
+
+
+    def func_supports_parameter(func, parameter):
+        return parameter in inspect.signature(func).parameters
+"""}
+ORM_NEW = {**ORM_OLD, "orm/compiler.py": """
+    class SQLCompiler:
+        def get_converters(self, expressions):
+            converters = {}
+            for i, expression in enumerate(expressions):
+                converters[i] = (expression.get_db_converters(self.connection), expression)
+            return converters
+
+        def apply_converters(self, row, converters):
+            for pos, (convs, expression) in converters.items():
+                for converter in convs:
+                    row[pos] = converter(row[pos], expression, self.connection)
+            return row
+"""}
+ORM_FIELDS = """
+    import orm
+
+    class OldStyle(orm.Field):
+        def from_db_value(self, value, expression, connection, context):
+            return value
+
+    class Defaulted(orm.Field):
+        def from_db_value(self, value, expression, connection, context=None):
+            return value
+
+    class Variadic(orm.Field):
+        def from_db_value(self, value, *args, **kwargs):
+            return value
+
+    class NewStyle(orm.Field):
+        def from_db_value(self, value, expression, connection):
+            return value
+
+    class Unrelated:
+        def from_db_value(self, value, expression, connection, context):
+            return value
+"""
+
+
+def test_an_override_needing_a_keyword_a_dropped_adapter_passed_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Django 3.0: ``get_converters`` no longer wraps converters that take ``context`` in
+    ``partial(conv, context={})``, and ``Field`` hands ``self.from_db_value`` out as one: an
+    override that requires ``context`` is called without it. One with a default, ``*args``,
+    the new signature, or outside the package's line is not."""
+    wheels = (write_wheel(tmp_path / "dist", "orm", "2.2", ORM_OLD),
+              write_wheel(tmp_path / "dist", "orm", "3.0", ORM_NEW))
+    checkout = make_checkout(tmp_path / "down", {"app/__init__.py": "",
+                                                 "app/fields.py": ORM_FIELDS})
+    code, report = upgrade(capsys, "orm==3.0", "--from", "2.2", "--source", wheels[0],
+                           "--source", wheels[1], checkout)
+    found = by_symbol(report)
+    assert code == 1
+    old = found.pop("OldStyle.from_db_value")
+    assert old["code"] == "HG002" and old["severity"] == "error", old["message"]
+    assert ("requires context, which 2.2 passed only to callables that take it "
+            "(SQLCompiler.get_converters, orm/compiler.py:") in old["message"]
+    assert "Field hands self.from_db_value to its callers" in old["message"]
+    assert old["evidence"]["change"] == "dropped-adapter"
+    assert found == {}, found
+
+
+def test_an_adapter_the_new_version_keeps_or_a_hook_handed_out_nowhere_is_no_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The adapter still there in the new version (only reformatted), or a package that never
+    hands the method out as a value: nothing shows a call without the keyword."""
+    kept = {**ORM_OLD, "orm/compiler.py": ORM_OLD["orm/compiler.py"].replace(
+        "converters = {}", "converters = dict()")}
+    unhanded_old = {**ORM_OLD, "orm/fields.py": "class Field:\n    pass\n"}
+    unhanded_new = {**ORM_NEW, "orm/fields.py": "class Field:\n    pass\n"}
+    checkout = make_checkout(tmp_path / "down", {"app/__init__.py": "",
+                                                 "app/fields.py": ORM_FIELDS})
+    for label, (old, new) in {"kept": (ORM_OLD, kept),
+                              "unhanded": (unhanded_old, unhanded_new)}.items():
+        folder = tmp_path / label
+        wheels = (write_wheel(folder, "orm", "2.2", old), write_wheel(folder, "orm", "3.0", new))
+        _code, report = upgrade(capsys, "orm==3.0", "--from", "2.2", "--source", wheels[0],
+                                "--source", wheels[1], checkout)
+        assert report["findings"] == [], (label, report["findings"])
+
+
 def test_more_positionals_than_before_is_an_error(
         tmp_path: Path, wheels: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     checkout = make_checkout(tmp_path / "down", {

@@ -62,6 +62,7 @@ Everything else the upgrade changes is a warning that says why, a note, or nothi
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ from hookguard.model.binding import BindResult, bind
 from hookguard.model.cache import RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, External, Project
-from hookguard.model.records import FileRecord, MethodKind, MethodRecord
+from hookguard.model.records import FileRecord, MethodKind, MethodRecord, ParamKind
 from hookguard.model.sources import WorktreeSnapshot
 from hookguard.rules.base import (
     PassedKeyword,
@@ -94,7 +95,7 @@ from hookguard.upgrade.changes import (
     package_changes,
 )
 from hookguard.upgrade.package import PackageVersion, resolve_dotted
-from hookguard.upgrade.shims import Shim, ShimFinder
+from hookguard.upgrade.shims import KeywordAdapter, Shim, ShimFinder, keyword_adapters
 from hookguard.upgrade.sources import Distribution, Locator, canonical_version, parse_spec
 
 RULES = ("HG001", "HG002")
@@ -284,6 +285,7 @@ class _Upgrade:
         self.old_shims = ShimFinder(old.files, caches[0], old.blobs)
         self._occurs: dict[str, set[str]] = {}
         self._package: set[str] | None = None
+        self._adapters: dict[str, KeywordAdapter | None] = {}
         self._overridden = {name for record in own for cls in record.classes
                             for name in cls.methods}
 
@@ -392,8 +394,8 @@ class _Upgrade:
             if made is not None:
                 found.append(made)
         reported = {f.symbol for f in found}
-        for extra in (*self._shimmed_calls(scope), *self._keyword_checks(scope),
-                      *self._deprecated(scope)):
+        for extra in (*self._dropped_adapters(scope), *self._shimmed_calls(scope),
+                      *self._keyword_checks(scope), *self._deprecated(scope)):
             if extra.symbol not in reported:
                 reported.add(extra.symbol)
                 found.append(extra)
@@ -660,6 +662,79 @@ class _Upgrade:
                         f"{self.new_dist.version})", shim, owner, [check.keyword], check.line)
                     break
 
+    def _dropped_adapters(self, scope: set[str]) -> Iterator[Finding]:
+        """Overrides that require a parameter the old version passed only to callables that
+        take it, and the new version passes to nothing (Django 3.0 dropped
+        ``partial(conv, context={})`` from ``SQLCompiler.get_converters``, where
+        ``Field.get_db_converters`` hands ``self.from_db_value`` out): the override is called
+        without it."""
+        old_ver, ver = self.old_dist.version, self.new_dist.version
+        for info, method in self._overrides(scope):
+            required = [p.name for p in method.bound_params if not p.has_default and p.kind in (
+                ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)]
+            if not required or method.kind is MethodKind.PROPERTY:
+                continue
+            line = self._package_line(info)
+            # The package hands the method out as a value (``return [self.from_db_value]``):
+            # what calls it is the package's code, through the adapter.
+            handing = next((n for n in line if method.name in n.record.self_refs), None)
+            if handing is None:
+                continue
+            own = [n.method(method.name) for n in line if n.defines(method.name)]
+            for keyword in required:
+                if any(m is not None and keyword in m.keyword_names for m in own):
+                    continue  # the package's own hook takes it: its callers pass it
+                adapter = self._dropped_adapter(keyword)
+                if adapter is None:
+                    continue
+                what = (f"{info.name}.{method.name} requires {keyword}, which {old_ver} passed "
+                        f"only to callables that take it ({adapter.function}, {adapter.path}:"
+                        f"{adapter.line}: {adapter.source}) and {ver} no longer passes; "
+                        f"{handing.name} hands self.{method.name} to its callers, so it is "
+                        f"called without {keyword}: this raises TypeError; remove {keyword} "
+                        "or give it a default")
+                yield Finding(
+                    rule="signature-drift", code="HG002", severity=Severity.ERROR,
+                    path=info.file.path, line=method.def_line, column=method.col,
+                    end_line=method.def_line,
+                    end_column=method.col + len(f"def {method.name}"),
+                    symbol=f"{info.fq}.{method.name}", hook=method.name, message=what,
+                    evidence=self._evidence("dropped-adapter", f"{handing.fq}.{method.name}", {
+                        "keyword": keyword, "fixable": False,
+                        "reason": "the override must stop requiring the parameter",
+                        "calls": [{"path": adapter.path, "line": adapter.line, "column": 1,
+                                   "message": adapter.source, "version": old_ver}],
+                        "fix": f"remove {keyword}"}),
+                )
+                break
+
+    def _dropped_adapter(self, keyword: str) -> KeywordAdapter | None:
+        """A function of the old version that passed ``keyword`` only to callables taking it,
+        still there in the new version without doing so."""
+        if keyword in self._adapters:
+            return self._adapters[keyword]
+        found: KeywordAdapter | None = None
+        quoted = re.compile(rb"[\"']" + re.escape(keyword.encode()) + rb"[\"']")
+        for path, data in sorted(self.old_dist.files.items()):
+            if not isinstance(data, bytes) or not quoted.search(data) or (
+                    not _INSPECTING.search(data)):
+                continue  # an adapter names the keyword as a string
+            for adapter in keyword_adapters(data, path, keyword):
+                new = self.new_dist.files.get(path)
+                if not isinstance(new, bytes) or not re.search(
+                        rb"\bdef\s+" + re.escape(adapter.function.rsplit(".", 1)[-1].encode())
+                        + rb"\b", new):
+                    continue  # moved or gone: nothing shows where its callers went
+                if any(a.function == adapter.function
+                       for a in keyword_adapters(new, path, keyword)):
+                    continue
+                found = adapter
+                break
+            if found is not None:
+                break
+        self._adapters[keyword] = found
+        return found
+
     def _shim_finding(self, info: ClassInfo, method: MethodRecord, what: str, shim: Shim,
                       owner: ClassInfo, missing: Sequence[str], line: int) -> Finding:
         ver = self.new_dist.version
@@ -733,6 +808,12 @@ class _Upgrade:
             notes.append(f"and {len(relevant) - _NOTES} more hook changes that concern the "
                          "checkout's classes (JSON output: upgrade.changes)")
         return notes
+
+
+# Words an inspection of a callable's parameters is written with (see ``shims._inspector``):
+# a file without one holds no keyword adapter.
+_INSPECTING = re.compile(rb"signature|getfullargspec|getargspec|getcallargs|accept|support"
+                         rb"|takes?_|has_")
 
 
 def _new(finding: Finding, before: Finding | None) -> bool:

@@ -398,6 +398,67 @@ class ShimFinder:
         return ".".join(reversed(names))
 
 
+@dataclass(frozen=True)
+class KeywordAdapter:
+    """A function that passes ``keyword`` only to callables that take it, whatever they are:
+    ``if func_supports_parameter(conv, "context"): conv = partial(conv, context={})`` (Django
+    2.x, ``SQLCompiler.get_converters``). When a release drops it, the callables it fed
+    ``keyword`` get nothing for it."""
+
+    keyword: str
+    path: str
+    line: int
+    function: str  # qualified name of the function (``SQLCompiler.get_converters``)
+    source: str
+
+
+def keyword_adapters(data: bytes, path: str, keyword: str) -> list[KeywordAdapter]:
+    """The functions of ``data`` that check whether a callable takes ``keyword`` (an inspector
+    given the name ``"keyword"``: ``func_supports_parameter(f, "keyword")``, or ``"keyword" in
+    <inspector>(f).parameters``) and pass ``keyword=`` in a call of their own. A file that
+    does not parse has none."""
+    word = keyword.encode()
+    if b"'" + word + b"'" not in data and b'"' + word + b'"' not in data:
+        return []
+    try:
+        tree = parse_quietly(data, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    found: list[KeywordAdapter] = []
+
+    def visit(node: ast.AST, names: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, (*names, child.name))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = (*names, child.name)
+                check = _keyword_check_in(child, keyword)
+                if check is not None and any(
+                        isinstance(n, ast.Call) and any(k.arg == keyword for k in n.keywords)
+                        for n in ast.walk(child)):
+                    found.append(KeywordAdapter(keyword, path, check.lineno,
+                                                ".".join(qualname), _short(check)))
+                visit(child, qualname)
+
+    visit(tree, ())
+    return found
+
+
+def _keyword_check_in(function: ast.AST, keyword: str) -> ast.expr | None:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and _inspector(node.func) and any(
+                isinstance(a, ast.Constant) and a.value == keyword
+                for a in (*node.args, *(k.value for k in node.keywords))):
+            return node
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and isinstance(node.left, ast.Constant) and node.left.value == keyword
+                and any(isinstance(n, ast.Call) and _inspector(n.func)
+                        for n in ast.walk(node.comparators[0]))):
+            return node
+    return None
+
+
 def _catches_type_error(handler: ast.ExceptHandler) -> bool:
     if handler.type is None:
         return True
@@ -415,4 +476,4 @@ def _assigns(node: ast.AST, hook: str) -> bool:
             and isinstance(node.args[1], ast.Constant) and node.args[1].value == hook)
 
 
-__all__ = ["KeywordCheck", "Shim", "ShimFinder", "inspects"]
+__all__ = ["KeywordAdapter", "KeywordCheck", "Shim", "ShimFinder", "inspects", "keyword_adapters"]
