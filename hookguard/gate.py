@@ -501,12 +501,26 @@ def added_calls(
 
 
 def kept_guards(base: Project, head: Project) -> set[tuple[str, str, str, str]]:
-    """The guarded calls (on ``self``, a member, a narrowed name) that the base revision made
-    in methods the change kept: (class, method, hook, guard) (``RuleContext.kept_guards``)."""
-    return {(after.fq, method.name, call.name, guard)
+    """The guards a change's calls are judged without (``RuleContext.kept_guards``), as
+    (class, method, hook, guard): those of the guarded calls (on ``self``, a member, a narrowed
+    name) the base revision made in methods the change kept (the new call runs where that one
+    ran), and those of the calls in methods the change added to classes that were there
+    (``DiffusionPipeline.enable_sequential_cpu_offload``, calling ``self.to("cpu",
+    silence_dtype_warnings=True)`` when not on the CPU: written to run, the guard is the
+    change's own intent). Whether the method runs at all is still the rule's to prove."""
+    kept = {(after.fq, method.name, call.name, guard)
             for after, old, method in _kept_methods(base, head)
             for call in old.calls
             if call.receiver != "super" and (guard := call_guard(call))}
+    for fq, after in head.classes.items():
+        before = base.classes.get(fq)
+        if before is None or before.record is after.record:
+            continue
+        for name, method in after.record.methods.items():
+            if name not in before.record.methods:
+                kept.update((fq, name, call.name, guard) for call in method.calls
+                            if call.receiver != "super" and (guard := call_guard(call)))
+    return kept
 
 
 def _kept_methods(

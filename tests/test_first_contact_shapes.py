@@ -931,6 +931,37 @@ def test_a_guarded_call_the_change_adds_is_an_error_in_check(
     assert audited(repo)["HG002 pkg.mine.Mine.to"].severity is Severity.WARNING
 
 
+def test_a_guarded_call_in_a_method_the_change_adds_is_an_error_in_check(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """diffusers 27062c36 as it happened: the change adds ``enable_offload`` itself to the
+    base, with the guarded call in it; the method is public (an entry point), the call written
+    to run. A new class the change adds proves nothing of the kind (nothing called it before
+    the change, and nothing shows any caller now)."""
+    repo = git_repo()
+    mine = "from pkg.pipe import Pipeline\n\n\nclass Mine(Pipeline):\n" \
+           "    def to(self, device):\n        return device\n"
+    without = OFFLOAD.replace("""    def enable_offload(self):
+        if self.device != "cpu":
+            self.to("cpu")
+
+""", "")
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": without, "pkg/mine.py": mine})
+    repo.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
+                                                      'self.to("cpu", silence=True)')})
+    code, out = _check(repo)
+    assert code == 1 and "HG002 [error] Mine.to" in out, out
+    assert audited(repo)["HG002 pkg.mine.Mine.to"].severity is Severity.WARNING
+
+    other = git_repo()
+    other.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": "", "pkg/mine.py": ""})
+    other.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
+                                                       'self.to("cpu", silence=True)'),
+                        "pkg/mine.py": mine})
+    code, out = _check(other)
+    assert "HG002 [error]" not in out, out
+
+
 # -- round 6: a test's member call is no framework dispatch; an override its class calls runs ---
 STORAGE = "class StorageDriver:\n    def get_meta_data(self):\n        raise NotImplementedError\n"
 DUMMY = ("from pkg.base import StorageDriver\n\n\nclass DummyDriver(StorageDriver):\n"
