@@ -914,6 +914,10 @@ OFFLOAD = """class Pipeline:
 """
 
 
+MINE = ("from pkg.pipe import Pipeline\n\n\nclass Mine(Pipeline):\n"
+        "    def to(self, device):\n        return device\n")
+
+
 def test_a_guarded_call_the_change_adds_is_an_error_in_check(
     git_repo: Callable[..., GitRepo]
 ) -> None:
@@ -921,9 +925,7 @@ def test_a_guarded_call_the_change_adds_is_an_error_in_check(
     guarded call (or a guarded call): written to run, its guard is the change's own intent;
     an override that cannot take it raises when it does. An audit still says warning."""
     repo = git_repo()
-    mine = "from pkg.pipe import Pipeline\n\n\nclass Mine(Pipeline):\n" \
-           "    def to(self, device):\n        return device\n"
-    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": OFFLOAD, "pkg/mine.py": mine})
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": OFFLOAD, "pkg/mine.py": MINE})
     repo.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
                                                       'self.to("cpu", silence=True)')})
     code, out = _check(repo)
@@ -939,14 +941,12 @@ def test_a_guarded_call_in_a_method_the_change_adds_is_an_error_in_check(
     to run. A new class the change adds proves nothing of the kind (nothing called it before
     the change, and nothing shows any caller now)."""
     repo = git_repo()
-    mine = "from pkg.pipe import Pipeline\n\n\nclass Mine(Pipeline):\n" \
-           "    def to(self, device):\n        return device\n"
     without = OFFLOAD.replace("""    def enable_offload(self):
         if self.device != "cpu":
             self.to("cpu")
 
 """, "")
-    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": without, "pkg/mine.py": mine})
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": without, "pkg/mine.py": MINE})
     repo.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
                                                       'self.to("cpu", silence=True)')})
     code, out = _check(repo)
@@ -957,7 +957,7 @@ def test_a_guarded_call_in_a_method_the_change_adds_is_an_error_in_check(
     other.commit("v1", {"pkg/__init__.py": "", "pkg/pipe.py": "", "pkg/mine.py": ""})
     other.commit("v2", {"pkg/pipe.py": OFFLOAD.replace('self.to("cpu")',
                                                        'self.to("cpu", silence=True)'),
-                        "pkg/mine.py": mine})
+                        "pkg/mine.py": MINE})
     code, out = _check(other)
     assert "HG002 [error]" not in out, out
 

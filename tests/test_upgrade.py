@@ -427,30 +427,35 @@ CLICK_NEW = {"ck/__init__.py": CLICK_OLD["ck/__init__.py"], "ck/types.py": """
     "self.choice.get_metavar(self)", "self.choice.get_metavar(param=self, ctx=None)")}
 
 
+CLICK_TYPES = """
+    import ck
+
+    class Level(ck.ParamType):
+        def get_metavar(self, param):
+            return "LEVEL"
+
+    class Fixed(ck.ParamType):
+        def get_metavar(self, param, ctx=None):
+            return "FIXED"
+"""
+
+
+def _click_upgrade(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                   new: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    wheels = (write_wheel(tmp_path / "dist", "ck", "1.0", CLICK_OLD),
+              write_wheel(tmp_path / "dist", "ck", "2.0", new))
+    checkout = make_checkout(tmp_path / "down", {"app/__init__.py": "",
+                                                 "app/types.py": CLICK_TYPES})
+    return upgrade(capsys, "ck==2.0", "--from", "1.0", "--source", wheels[0],
+                   "--source", wheels[1], checkout)
+
+
 def test_a_taught_keyword_passed_through_an_annotated_member_is_an_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """click 8.2: ``self.type: ParamType`` (a subclass constructed into it on one path) and
     ``self.type.get_metavar(param=self, ctx=ctx)``: the annotation admits every ParamType, so
-    the keyword the version taught the hook reaches the checkout's own ParamType. A member
-    annotated as a class the override is not under (``self.choice: Choice``) cannot hold it."""
-    wheels = (write_wheel(tmp_path / "dist", "ck", "1.0", CLICK_OLD),
-              write_wheel(tmp_path / "dist", "ck", "2.0", CLICK_NEW))
-    checkout = make_checkout(tmp_path / "down", {
-        "app/__init__.py": "",
-        "app/types.py": """
-            import ck
-
-            class Level(ck.ParamType):
-                def get_metavar(self, param):
-                    return "LEVEL"
-
-            class Fixed(ck.ParamType):
-                def get_metavar(self, param, ctx=None):
-                    return "FIXED"
-        """,
-    })
-    code, report = upgrade(capsys, "ck==2.0", "--from", "1.0", "--source", wheels[0],
-                           "--source", wheels[1], checkout)
+    the keyword the version taught the hook reaches the checkout's own ParamType."""
+    code, report = _click_upgrade(tmp_path, capsys, CLICK_NEW)
     found = by_symbol(report)
     assert code == 1
     level = found["Level.get_metavar"]
@@ -470,21 +475,8 @@ def test_a_taught_keyword_passed_only_through_a_member_of_another_family_is_no_e
                                                  "            return None",
                                                  "def get_metavar(self, param, ctx=None):\n"
                                                  "            return None")
-    new = {**CLICK_NEW, "ck/core.py": core_new, "ck/types.py": types_new}
-    wheels = (write_wheel(tmp_path / "dist", "ck", "1.0", CLICK_OLD),
-              write_wheel(tmp_path / "dist", "ck", "2.0", new))
-    checkout = make_checkout(tmp_path / "down", {
-        "app/__init__.py": "",
-        "app/types.py": """
-            import ck
-
-            class Level(ck.ParamType):
-                def get_metavar(self, param):
-                    return "LEVEL"
-        """,
-    })
-    _code, report = upgrade(capsys, "ck==2.0", "--from", "1.0", "--source", wheels[0],
-                           "--source", wheels[1], checkout)
+    _code, report = _click_upgrade(tmp_path, capsys, {**CLICK_NEW, "ck/core.py": core_new,
+                                                      "ck/types.py": types_new})
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors == [], errors
 
