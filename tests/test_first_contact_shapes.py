@@ -990,3 +990,212 @@ def test_a_member_call_a_test_dropped_proves_no_hook(
         assert "HG001 [error]" not in out, out
     else:
         assert found is not None and found.severity is Severity.ERROR
+
+
+# -- round 7 ----------------------------------------------------------------------------------
+RELATIONAL = """class Relational:
+    def __init__(self, args):
+        self._args = args
+
+
+class Inequality(Relational):
+    def __init__(self, args, strict):
+        super().__init__(args)
+        self._strict = strict
+
+
+class Trivial(Inequality):
+    singleton = {}
+
+    def __new__(cls, name, args):
+        if name not in cls.singleton:
+            cls.singleton[name] = super().__new__(cls)
+            super().__init__(cls.singleton[name], ARGS)
+        return cls.singleton[name]
+
+    def __init__(self, name, args):
+        assert args == self._args
+"""
+
+
+@pytest.mark.parametrize(("arguments", "fires"), [("args, False", False), ("args", True)])
+def test_super_in_new_reaches_init_unbound(
+    git_repo: Callable[..., GitRepo], arguments: str, fires: bool
+) -> None:
+    """Pyomo, round 7: in ``__new__``, ``super()`` is bound to the class, so
+    ``super().__init__(obj, args, False)`` passes ``obj`` as ``self``: it fits. One argument
+    short is still a ``TypeError``."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "",
+                       "pkg/expr.py": RELATIONAL.replace("ARGS", arguments)})
+    found = audited(repo).get("HG002 pkg.expr.Trivial.__new__")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found
+
+
+OVERRIDES = """class OverrideError(AssertionError):
+    pass
+
+
+def overrides(interface_class):
+    def overrider(method):
+        if method.__name__ not in dir(interface_class):
+            raise OverrideError(method.__name__)
+        return method
+    return overrider
+"""
+REFUSED = """import unittest
+
+from pkg.decorator import OverrideError, overrides
+
+
+class TestOverrides(unittest.TestCase):
+    def test_raises_when_missing(self):
+        class A:
+            pass
+
+        WITH
+            class B(A):
+                @overrides(A)
+                def test(self):
+                    pass
+"""
+
+
+@pytest.mark.parametrize(("opening", "fires"), [
+    ("with self.assertRaises(OverrideError):", False),
+    ("with pytest.raises(OverrideError):", False),
+    ("if True:", True),
+])
+def test_a_class_a_test_expects_to_be_refused_is_no_class(
+    git_repo: Callable[..., GitRepo], opening: str, fires: bool
+) -> None:
+    """scikit-bio, round 7: ``with self.assertRaises(OverrideError): class B(A): @overrides(A)
+    def test(...)`` tests that the decorator refuses the class; the class never exists."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/decorator.py": OVERRIDES,
+                       "tests/__init__.py": "",
+                       "tests/test_decorator.py": REFUSED.replace("WITH", opening)})
+    found = [f for key, f in audited(repo).items() if key.startswith("HG001")]
+    assert bool(found) is fires, found
+
+
+TORCH_MODEL = """class TorchModel:
+    def fit(self, dataset, nb_epoch=10, callbacks=()):
+        return 0.0
+
+    def fit_on_batch(self, X, y, w, callbacks=()):
+        return self.fit((X, y, w), nb_epoch=1, callbacks=callbacks)
+"""
+FLOW = """from pkg.model import TorchModel
+
+
+class NormalizingFlowModel(TorchModel):
+    def fit(self, data, epochs=10, learning_rate=0.001):COMMENT
+        return None
+"""
+
+
+@pytest.mark.parametrize(("comment", "severity"), [
+    ("  # type: ignore[override]", Severity.WARNING),
+    ("  # type: ignore", Severity.WARNING),
+    ("  # pyright: ignore[reportIncompatibleMethodOverride]", Severity.WARNING),
+    ("  # type: ignore[no-untyped-def]", Severity.ERROR),
+    ("", Severity.ERROR),
+])
+def test_an_override_declared_incompatible_is_its_own_method(
+    git_repo: Callable[..., GitRepo], comment: str, severity: Severity
+) -> None:
+    """deepchem, round 7: ``def fit(  # type: ignore`` ("the fit method in the TorchModel
+    class has a different signature"): the author made it a method of its own; the base's
+    ``fit_on_batch`` is for the other models. A warning that says so; an ignore of another
+    code says nothing about the override."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": TORCH_MODEL,
+                       "pkg/flows.py": FLOW.replace("COMMENT", comment)})
+    found = audited(repo)["HG002 pkg.flows.NormalizingFlowModel.fit"]
+    assert found.severity is severity, found.message
+
+
+SPLITTERS = """class Splitter:
+    def split(self, dataset, frac_train=0.8, frac_valid=0.1, frac_test=0.1):
+        raise NotImplementedError
+
+    def train_valid_test_indices(self, dataset, frac_train=0.8, frac_valid=0.1, frac_test=0.1):
+        return self.split(dataset, frac_train=frac_train, frac_valid=frac_valid,
+                          frac_test=frac_test)
+
+    def train_test_indices(self, dataset, frac_train=0.8):
+        return self.train_valid_test_indices(dataset, frac_train=frac_train, frac_valid=0.0)
+
+
+class RandomStratifiedSplitter(Splitter):
+    def split(self, dataset, frac_split, split_dirs=None):
+        return dataset[:1], dataset[1:]
+
+    def train_valid_test_split(self, dataset, frac_train=0.8):
+        return self.split(dataset, frac_train)
+"""
+
+
+def test_a_call_keywords_alone_cannot_fix_suggests_none(
+    git_repo: Callable[..., GitRepo]
+) -> None:
+    """deepchem contrib and pgmpy, round 7: the message said "add frac_train=None, ..." for a
+    call that also misses a required parameter (its evidence: not fixable). The base's own
+    public helper calling the caller keeps the error (sympy's ``doprint``); round 7 judged
+    this one false, a shape left open (docs/validation.md)."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/splitters.py": SPLITTERS})
+    found = audited(repo)["HG002 pkg.splitters.RandomStratifiedSplitter.split"]
+    assert "missing required 'frac_split'" in found.message
+    assert "; add " not in found.message and found.evidence["fixable"] is False
+
+
+AUG_BASE = """class AugmentationBase:
+    def forward_matrix(self, x):
+        return self.identity_matrix(x)
+
+    def identity_matrix(self, x):
+        raise NotImplementedError
+"""
+AUG_3D = """from pkg.base import AugmentationBase
+
+
+class Augmentation3D(AugmentationBase):
+    def identity_matrix(self, x):
+        return [[1, 0], [0, 1]]
+"""
+RIGID = """
+
+class RigidAffine3D(Augmentation3D):
+    def forward_matrix(self, x):
+        return self.identity_matrix(x)
+"""
+
+
+@pytest.mark.parametrize("own_call_first", [False, True])
+def test_a_renamed_hook_the_subclass_side_calls_since_the_rename_runs(
+    git_repo: Callable[..., GitRepo], own_call_first: bool
+) -> None:
+    """kornia, round 7 (urwid's shape, round 6): the renaming commit moved the caller into a
+    subclass, which calls the old name on ``self``: it runs. An own call that was there
+    before the rename (MiniMax-M3's ``_rebuild_after_resize``) does not save it: the hook
+    point went to the new name."""
+    repo = git_repo()
+    renamed = "class AugmentationBase:\n    def apply_transform_box(self, x):\n" \
+              "        raise NotImplementedError\n"
+    if own_call_first:
+        repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": AUG_BASE,
+                           "pkg/aug3d.py": AUG_3D + RIGID})
+        repo.commit("rename", {"pkg/base.py": renamed.replace(
+            "class AugmentationBase:\n", "class AugmentationBase:\n    def forward_matrix("
+            "self, x):\n        return self.apply_transform_box(x)\n\n")})
+    else:
+        repo.commit("v1", {"pkg/__init__.py": "", "pkg/base.py": AUG_BASE,
+                           "pkg/aug3d.py": AUG_3D})
+        repo.commit("rename", {"pkg/base.py": renamed, "pkg/aug3d.py": AUG_3D + RIGID})
+    found = audited(repo).get("HG001 pkg.aug3d.Augmentation3D.identity_matrix")
+    if own_call_first:
+        assert found is not None and found.severity is Severity.ERROR, found
+    else:
+        assert found is None, found

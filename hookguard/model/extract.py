@@ -31,6 +31,11 @@ _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
 _REFLECTIVE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr", "methodcaller"})
 _SUPPRESS = re.compile(r"#\s*hookguard:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
+# A type checker told to accept an override unlike its base: mypy's ``[override]`` (or a
+# bare ignore, on the signature), pyright's ``reportIncompatibleMethodOverride``.
+_INCOMPATIBLE = re.compile(
+    r"#\s*type:\s*ignore(?!\[)|#\s*type:\s*ignore\[[^\]]*\boverride\b"
+    r"|#\s*pyright:\s*ignore\[[^\]]*reportIncompatibleMethodOverride")
 MAX_BODY_LINES = 256
 SKETCH_SIZE = 24
 
@@ -94,6 +99,14 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
     if target:
         parts.append(target)
     return ".".join(parts)
+
+
+def incompatible_lines(text: str) -> frozenset[int]:
+    """The lines whose comment tells a type checker to accept an incompatible override."""
+    if "ignore" not in text:
+        return frozenset()
+    return frozenset(number for number, line in enumerate(text.splitlines(), start=1)
+                     if "#" in line and _INCOMPATIBLE.search(line))
 
 
 def suppressions(text: str) -> dict[int, frozenset[str]]:
@@ -681,6 +694,7 @@ class _FileExtractor:
         self.lines = text.splitlines()
         self.has_fallbacks = _ELIF_HASATTR.search(text) is not None
         self.suppressed = suppressions(text)
+        self.incompatible = incompatible_lines(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
         self.references = _FileReferences()
@@ -752,6 +766,11 @@ class _FileExtractor:
                 for child in stmt.body:
                     if isinstance(child, (ast.Import, ast.ImportFrom)):
                         self._import(child, overwrite=False)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt):
+                # ``with pytest.raises(OverrideError): class B(A): ...``: a class the test
+                # expects Python or a decorator to refuse; it never exists.
+                self._walk_scope([s for s in stmt.body if not isinstance(s, ast.ClassDef)],
+                                 qualprefix, in_function)
             else:
                 self.branches += 1
                 for block in _child_blocks(stmt):
@@ -946,6 +965,9 @@ class _FileExtractor:
             returns=_returned_field(body, self_name),
             placeholder=len(body) == 1 and isinstance(body[0], ast.Raise)
             and _not_implemented(body[0].exc),
+            declared_incompatible=bool(self.incompatible) and any(
+                line in self.incompatible
+                for line in range(node.lineno, max(node.lineno, node.body[0].lineno - 1) + 1)),
         )
 
     def _qualify(self, dotted: str) -> str:
@@ -1232,6 +1254,21 @@ _SIMPLE_STATEMENTS = frozenset({
     ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Assert, ast.Raise,
     ast.Pass, ast.Break, ast.Continue, ast.Delete, ast.Global, ast.Nonlocal,
 })
+
+
+_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
+def _expects_raise(stmt: ast.With | ast.AsyncWith) -> bool:
+    """``with pytest.raises(...)`` or ``with self.assertRaises(...)``: its body is expected
+    to raise."""
+    for item in stmt.items:
+        call = item.context_expr
+        if isinstance(call, ast.Call):
+            name = dotted_name(call.func)
+            if name is not None and name.rsplit(".", 1)[-1] in _RAISES:
+                return True
+    return False
 
 
 def _child_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:

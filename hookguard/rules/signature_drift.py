@@ -226,7 +226,7 @@ class SignatureDrift(Rule):
             f"{first_class.name}.{first_caller.name} ({first_class.file.path}:{first_call.line}): "
             f"{problems}; this raises TypeError at run time"
         )
-        if unexpected:
+        if unexpected and fixable:  # (keywords alone would not make the call fit otherwise)
             message += "; add " + ", ".join(f"{n}=None" for n in unexpected)
         weaker = _why_no_proof(project, info, method, first_class, first_caller, hidden,
                                wrapper)
@@ -234,6 +234,8 @@ class SignatureDrift(Rule):
             return None  # a stub, an adapter or a factory of its own: nothing to act on
         if weaker is None and not named(first_caller.name):
             weaker = _own_convention(project, info, method, first_class, first_caller)
+        if weaker is None and method.declared_incompatible:
+            weaker = _DECLARED_INCOMPATIBLE
         if weaker is None and guarded is not None:
             weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
                       f"for a {info.name}")
@@ -365,12 +367,16 @@ class SignatureDrift(Rule):
                 f"self.{call.explicit_base}, a {held.name}: {result.describe()}; this raises "
                 "TypeError at run time when it holds a " + info.name
             )
-            if result.unexpected:
+            fixable = bool(result.unexpected) and not (
+                result.surplus_positional or result.missing or result.duplicated)
+            if fixable:
                 message += "; add " + ", ".join(f"{n}=None" for n in result.unexpected)
             # A proof needs the receiver's class: constructed into the member, or narrowed by
             # ``isinstance`` where the call is made. An annotation (``worker: Worker``) says any
             # subclass may be there, not that this one ever is: a warning that says so.
             annotated = call.receiver == "member" and not exact
+            if method.declared_incompatible and not annotated:
+                message += f" (warning only: {_DECLARED_INCOMPATIBLE})"
             if annotated:
                 message += (f" (self.{call.explicit_base} is known only from its annotation as "
                             f"a {held.name}: nothing shows it ever holds a {info.name})")
@@ -391,11 +397,10 @@ class SignatureDrift(Rule):
             if guard and not (annotated or branched):
                 message += (f" (the call runs only when {guard}: nothing shows that holds "
                             f"for a {info.name})")
-            fixable = bool(result.unexpected) and not (
-                result.surplus_positional or result.missing or result.duplicated)
             return self.finding(
                 info, method, hook=method.name, message=message,
-                severity=Severity.WARNING if annotated or branched or guard else None,
+                severity=Severity.WARNING if (annotated or branched or guard
+                                              or method.declared_incompatible) else None,
                 evidence={
                     "kind": ("annotated-member" if annotated else "branched-member" if branched
                              else "proven-member"),
@@ -424,9 +429,11 @@ class SignatureDrift(Rule):
                 target
             ):
                 continue
-            # ``super().f(cls, ...)`` in a class method reaches a plain ``f`` unbound.
-            unbound = method.kind in (MethodKind.CLASS, MethodKind.STATIC) and (
-                target.kind is MethodKind.PLAIN)
+            # ``super().f(cls, ...)`` in a class method, or ``super().__init__(obj, ...)`` in
+            # ``__new__`` (a static method without the decorator: ``super()`` is bound to the
+            # class there), reaches a plain ``f`` unbound.
+            unbound = (method.kind in (MethodKind.CLASS, MethodKind.STATIC)
+                       or method.name == "__new__") and target.kind is MethodKind.PLAIN
             result = bind(call, target, unbound=unbound)
             if result.ok:
                 continue
@@ -797,6 +804,12 @@ def _named(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
     refs = ctx.references
     return (name in refs.code_attributes or name in refs.strings
             or name.startswith(refs.prefix_tuple) or refs.typed_reaches(name, info))
+
+
+_DECLARED_INCOMPATIBLE = (
+    "its signature tells type checkers to accept it as incompatible with the base's "
+    "(# type: ignore[override]): its own method of that name, which that caller may never "
+    "reach")
 
 
 def _own_convention(

@@ -407,6 +407,9 @@ class StaleOverride(Rule):
         # Last, as they cost git calls: only a finding that would otherwise be reported asks.
         if self._named_knowingly(ctx, info, method, evidence, calls_super):
             return None
+        if evidence.new is not None and self._called_knowingly(ctx, info, method, evidence,
+                                                               own_users):
+            return None
         chain = self._chain(ctx, info, evidence.ancestor)
         details: dict[str, object] = {
             "kind": evidence.kind,
@@ -472,6 +475,35 @@ class StaleOverride(Rule):
         ):
             return True
         return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)
+
+    @staticmethod
+    def _called_knowingly(
+        ctx: RuleContext, info: ClassInfo, method: MethodRecord, evidence: _Evidence,
+        own_users: list[ClassInfo],
+    ) -> bool:
+        """Whether the class's own line (itself, its subclasses) calls the method on ``self``
+        in a line written by the renaming commit or after it: the dispatch moved into the
+        subclass, which runs its method of the old name itself (urwid's
+        ``FlagFileWidget.unhandled_keys``, kornia's ``identity_matrix``: first contact, rounds
+        6 and 7). An own call older than the rename (MiniMax-M3's ``_rebuild_after_resize``)
+        proves nothing: the hook point still went to the new name."""
+        change, history = evidence.change, ctx.history
+        if change is None or history is None or not change.when or evidence.kind != "history":
+            return False
+        below = {n.fq for n in ctx.project.descendants(info)} | {info.fq}
+        for user in own_users:
+            if user.fq not in below:
+                continue
+            for other in user.record.methods.values():
+                if user is info and other is method:
+                    continue
+                for call in other.calls:
+                    if call.name == method.name and call.receiver in ("self", "cls") and (
+                        history.written_after(user.file.path, call.line, call.line,
+                                              change.when, change.commit)
+                    ):
+                        return True
+        return False
 
     @staticmethod
     def _chain(ctx: RuleContext, info: ClassInfo, ancestor: ClassInfo | None) -> list[str]:
