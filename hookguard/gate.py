@@ -539,7 +539,7 @@ def _kept_methods(
 
 
 @dataclass(frozen=True)
-class _Gain:
+class KeywordGain:
     """``owner``'s family now takes ``keywords`` at ``method`` (or, with ``any_new``, any
     keyword outside ``old``, what it took before): a change widened it there."""
 
@@ -552,14 +552,14 @@ class _Gain:
         return keyword in self.keywords or (self.any_new and keyword not in self.old)
 
 
-def keyword_gains(base: Project, head: Project) -> dict[str, list[_Gain]]:
+def keyword_gains(base: Project, head: Project) -> dict[str, list[KeywordGain]]:
     """Hooks a change taught to accept more keywords, by method name, with the families they
     were widened for: the widened class when it has subclasses; the nearest base that declares
     the hook (``RayExecutor.p2p_connect`` gained ``remote_engine_id``: ``ExecutorBase``'s
     family is the one its callers hold); and, for a keyword several classes gained, the
     nearest base they share (``load_serial``, given to three ZeRO optimizers). Only methods
     that were already there."""
-    gains: dict[str, list[_Gain]] = {}
+    gains: dict[str, list[KeywordGain]] = {}
     gainers: dict[tuple[str, str], list[ClassInfo]] = {}  # (method, keyword) -> widened classes
     for after, old, method in _kept_methods(base, head):
         if old.params == method.params or old.takes_any_keyword:
@@ -573,7 +573,8 @@ def keyword_gains(base: Project, head: Project) -> dict[str, list[_Gain]]:
         if isinstance(declaring, ClassInfo):
             owners.append(declaring)
         for owner in owners:
-            gains.setdefault(name, []).append(_Gain(owner.fq, new, any_new, old.keyword_names))
+            gains.setdefault(name, []).append(
+                KeywordGain(owner.fq, new, any_new, old.keyword_names))
         for keyword in new:
             gainers.setdefault((name, keyword), []).append(after)
     for (name, keyword), classes in gainers.items():
@@ -582,7 +583,7 @@ def keyword_gains(base: Project, head: Project) -> dict[str, list[_Gain]]:
         shared = _nearest_shared_base(head, classes)
         if shared is not None:
             gains.setdefault(name, []).append(
-                _Gain(shared.fq, frozenset({keyword}), False, frozenset()))
+                KeywordGain(shared.fq, frozenset({keyword}), False, frozenset()))
     return gains
 
 
@@ -621,7 +622,8 @@ def passed_keywords(
 
 def keywords_passed(
     paths: Sequence[str], old_bytes: Callable[[str], bytes], new_bytes: Callable[[str], bytes],
-    gains: dict[str, list[_Gain]], head: Project,
+    gains: dict[str, list[KeywordGain]], head: Project,
+    uses_in: Callable[[bytes, str, Collection[str]], list[KeywordUse]] = keyword_uses,
 ) -> list[PassedKeyword]:
     """The keywords ``paths`` pass in their new bytes and not in their old ones, through
     receivers the model does not type, to hooks ``gains`` says were taught them (see
@@ -629,9 +631,9 @@ def keywords_passed(
     found: list[PassedKeyword] = []
     tolerated: set[tuple[str, str]] = set()  # passed only after checking the callee takes it
     for path in paths:
-        old = {(u.method, u.keyword) for u in keyword_uses(old_bytes(path), path, gains)}
+        old = {(u.method, u.keyword) for u in uses_in(old_bytes(path), path, gains)}
         record = head.files.get(path)
-        for use in keyword_uses(new_bytes(path), path, gains):
+        for use in uses_in(new_bytes(path), path, gains):
             if use.guarded:
                 tolerated.add((use.method, use.keyword))
             receiver = _receiver(use, record, head)

@@ -1287,3 +1287,39 @@ def test_a_warm_run_equals_a_cold_one_and_a_tampered_record_is_not_trusted(
     assert "not signed with this machine's cache key" in json.dumps(tampered[1])
     # ... and the rebuilt one is trusted again.
     assert _without_timing(upgrade(capsys, *args)[1]) == _without_timing(cold[1])
+
+
+@pytest.mark.parametrize("shape", ["adapter", "annotated-member"])
+def test_the_version_answers_of_a_warm_run_equal_a_cold_ones(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, shape: str) -> None:
+    """The answers kept per version (where a hook's name occurs, the keywords passed, the
+    keyword adapters): a warm run reads them back, parsing nothing, and says what a cold one
+    and an uncached one say."""
+    if shape == "adapter":
+        wheels = (write_wheel(tmp_path / "d", "orm", "2.2", ORM_OLD),
+                  write_wheel(tmp_path / "d", "orm", "3.0", ORM_NEW))
+        checkout = make_checkout(tmp_path / "down", {"app/__init__.py": "",
+                                                     "app/fields.py": ORM_FIELDS})
+        spec = ("orm==3.0", "--from", "2.2")
+    else:
+        wheels = (write_wheel(tmp_path / "d", "ck", "1.0", CLICK_OLD),
+                  write_wheel(tmp_path / "d", "ck", "2.0", CLICK_NEW))
+        checkout = make_checkout(tmp_path / "down", {"app/__init__.py": "",
+                                                     "app/types.py": CLICK_TYPES})
+        spec = ("ck==2.0", "--from", "1.0")
+    args = (*spec, "--source", wheels[0], "--source", wheels[1], checkout)
+    uncached = upgrade(capsys, *args, "--no-cache")
+    cold = upgrade(capsys, *args)
+    assert cold[0] == 1 and _without_timing(cold[1]) == _without_timing(uncached[1])
+
+    def no_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a package file was read again on a warm run")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("hookguard.upgrade.check.keyword_uses", no_parse)
+        patched.setattr("hookguard.upgrade.check.keyword_adapters", no_parse)
+        patched.setattr("hookguard.upgrade.package.extract", no_parse)
+        warm = upgrade(capsys, *args)
+    assert warm[0] == cold[0] and _without_timing(warm[1]) == _without_timing(cold[1])
+    assert [f["severity"] for f in warm[1]["findings"]] == ["error"]

@@ -61,6 +61,7 @@ Everything else the upgrade changes is a warning that says why, a note, or nothi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import time
@@ -73,17 +74,25 @@ from hookguard.config import Config
 from hookguard.engine import Options, Workspace, input_errors, run_rules
 from hookguard.errors import UsageError
 from hookguard.findings import Finding, InputError, Location, Severity
-from hookguard.gate import added_calls, kept_guards, keyword_gains, keywords_passed
+from hookguard.gate import (
+    KeywordGain,
+    added_calls,
+    kept_guards,
+    keyword_gains,
+    keywords_passed,
+)
 from hookguard.git.changes import HookChange
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.cache import RecordCache
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import FileRecord, MethodKind, MethodRecord, ParamKind
-from hookguard.model.sources import WorktreeSnapshot
+from hookguard.model.sources import WorktreeSnapshot, blob_sha
+from hookguard.model.untyped_calls import KeywordUse, keyword_uses
 from hookguard.rules.base import (
     PassedKeyword,
     call_shape,
+    is_dunder,
     is_test_double,
     is_test_file,
     never_collected,
@@ -286,8 +295,6 @@ class _Upgrade:
         self._occurs: dict[str, set[str]] = {}
         self._package: set[str] | None = None
         self._adapters: dict[str, KeywordAdapter | None] = {}
-        self._overridden = {name for record in own for cls in record.classes
-                            for name in cls.methods}
 
     @property
     def package(self) -> set[str]:
@@ -330,7 +337,7 @@ class _Upgrade:
             hooks = {c.old for c in self.lost} | {c.new for c in self.lost if c.new}
             # A hook the checkout overrides that the new version taught a keyword: where the
             # package passes it is part of the proof (``_passed_keywords``).
-            hooks |= keyword_gains(self.base, self.head).keys() & self._overridden
+            hooks |= self._taught().keys()
             wanted: set[str] = set()
             for version in (self.old, self.new):
                 for found in version.occurrences(hooks).values():
@@ -407,7 +414,7 @@ class _Upgrade:
         ctx=ctx)``, with ``ParamType.get_metavar`` given ``ctx``): the same proof ``check``
         takes from a change (``gate.passed_keywords``), read from the two versions' files
         that name such a hook."""
-        gains = keyword_gains(self.base, self.head)
+        gains = self._taught()
         if not gains:
             return []
         where = self.new.occurrences(gains.keys())
@@ -421,7 +428,39 @@ class _Upgrade:
             data = self.new_dist.files.get(path)
             return data if isinstance(data, bytes) else b""
 
-        return keywords_passed(paths, old_bytes, new_bytes, gains, self.head)
+        version = self.new
+
+        def uses_in(data: bytes, path: str, methods: Collection[str]) -> list[KeywordUse]:
+            def read() -> list[dict[str, object]]:
+                return [dataclasses.asdict(u) for u in keyword_uses(data, path, methods)]
+
+            kept = version.answer(f"keyword-uses:{path}:{','.join(sorted(methods))}", read,
+                                  content=blob_sha(data))
+            try:
+                return [KeywordUse(**u) for u in kept] if isinstance(kept, list) else []
+            except TypeError:  # pragma: no cover - signed: only a bug writes another shape
+                return keyword_uses(data, path, methods)
+
+        return keywords_passed(paths, old_bytes, new_bytes, gains, self.head, uses_in)
+
+    def _taught(self) -> dict[str, list[KeywordGain]]:
+        """The keywords the new version taught hooks that the checkout's classes override,
+        where the taught class is in the overriding class's line (``keyword_gains``, kept to
+        what can concern the checkout: a version teaches hundreds of ``forward`` methods)."""
+        gains = keyword_gains(self.base, self.head)
+        wanted: dict[str, list[KeywordGain]] = {}
+        for record in self.own:
+            for cls in record.classes:
+                fq = f"{record.module}.{cls.qualname}" if record.module else cls.qualname
+                info = self.head.classes.get(fq)
+                if info is None:
+                    continue
+                line = {n.fq for n in self.head.mro(info) if isinstance(n, ClassInfo)}
+                for name in cls.methods:
+                    for gain in gains.get(name, ()):
+                        if gain.owner in line and not is_dunder(name):
+                            wanted.setdefault(name, []).append(gain)
+        return {name: list(dict.fromkeys(found)) for name, found in wanted.items()}
 
     def _evidence(self, change: str, hook: str, extra: dict[str, object]) -> dict[str, object]:
         return {"kind": "upgrade", "change": change, "package": self.name,
@@ -714,26 +753,35 @@ class _Upgrade:
         if keyword in self._adapters:
             return self._adapters[keyword]
         found: KeywordAdapter | None = None
-        quoted = re.compile(rb"[\"']" + re.escape(keyword.encode()) + rb"[\"']")
-        for path, data in sorted(self.old_dist.files.items()):
-            if not isinstance(data, bytes) or not quoted.search(data) or (
-                    not _INSPECTING.search(data)):
-                continue  # an adapter names the keyword as a string
-            for adapter in keyword_adapters(data, path, keyword):
-                new = self.new_dist.files.get(path)
-                if not isinstance(new, bytes) or not re.search(
-                        rb"\bdef\s+" + re.escape(adapter.function.rsplit(".", 1)[-1].encode())
-                        + rb"\b", new):
-                    continue  # moved or gone: nothing shows where its callers went
-                if any(a.function == adapter.function
-                       for a in keyword_adapters(new, path, keyword)):
-                    continue
-                found = adapter
-                break
-            if found is not None:
-                break
+        for adapter in self._adapters_in(self.old, keyword):
+            new = self.new_dist.files.get(adapter.path)
+            if not isinstance(new, bytes) or not re.search(
+                    rb"\bdef\s+" + re.escape(adapter.function.rsplit(".", 1)[-1].encode())
+                    + rb"\b", new):
+                continue  # moved or gone: nothing shows where its callers went
+            if any(a.function == adapter.function
+                   for a in _file_adapters(self.new, new, adapter.path, keyword)):
+                continue
+            found = adapter
+            break
         self._adapters[keyword] = found
         return found
+
+    @staticmethod
+    def _adapters_in(version: PackageVersion, keyword: str) -> list[KeywordAdapter]:
+        """Every keyword adapter for ``keyword`` in ``version``'s files (kept in its cache)."""
+        quoted = re.compile(rb"[\"']" + re.escape(keyword.encode()) + rb"[\"']")
+
+        def scan() -> list[dict[str, object]]:
+            found: list[dict[str, object]] = []
+            for path, data in sorted(version.dist.files.items()):
+                if not isinstance(data, bytes) or not quoted.search(data) or (
+                        not _INSPECTING.search(data)):
+                    continue  # an adapter names the keyword as a string
+                found.extend(dataclasses.asdict(a) for a in keyword_adapters(data, path, keyword))
+            return found
+
+        return _adapters(version.answer(f"keyword-adapters:{keyword}", scan))
 
     def _shim_finding(self, info: ClassInfo, method: MethodRecord, what: str, shim: Shim,
                       owner: ClassInfo, missing: Sequence[str], line: int) -> Finding:
@@ -808,6 +856,24 @@ class _Upgrade:
             notes.append(f"and {len(relevant) - _NOTES} more hook changes that concern the "
                          "checkout's classes (JSON output: upgrade.changes)")
         return notes
+
+
+def _file_adapters(version: PackageVersion, data: bytes, path: str, keyword: str
+                   ) -> list[KeywordAdapter]:
+    """The keyword adapters for ``keyword`` in one file of ``version`` (kept in its cache)."""
+    return _adapters(version.answer(
+        f"keyword-adapters:{path}:{keyword}",
+        lambda: [dataclasses.asdict(a) for a in keyword_adapters(data, path, keyword)],
+        content=blob_sha(data)))
+
+
+def _adapters(kept: object) -> list[KeywordAdapter]:
+    try:
+        return [KeywordAdapter(str(a["keyword"]), str(a["path"]), int(a["line"]),
+                               str(a["function"]), str(a["source"]))
+                for a in kept] if isinstance(kept, list) else []
+    except (KeyError, TypeError, ValueError):  # pragma: no cover - signed: only a bug
+        return []
 
 
 # Words an inspection of a callable's parameters is written with (see ``shims._inspector``):

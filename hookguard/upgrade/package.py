@@ -20,6 +20,8 @@ A file both versions hold unchanged is parsed once, and both models share its re
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -130,6 +132,8 @@ class PackageVersion:
         self.records: dict[str, FileRecord] = {}
         self._memo = memo  # (path, blob id) -> record, shared by the versions
         self._cache = cache
+        self._occurs: dict[str, set[str]] = {}  # name -> the files holding it as a word
+        self._content: str | None = None
 
     @property
     def version(self) -> str:
@@ -237,17 +241,70 @@ class PackageVersion:
         return found
 
     def occurrences(self, names: Collection[str]) -> dict[str, set[str]]:
-        """For each of ``names``: the files (parsed or not) whose bytes hold it as a word."""
-        found: dict[str, set[str]] = {name: set() for name in names}
-        if not names:
-            return found
-        pattern = re.compile(rb"\b(?:" + b"|".join(
-            re.escape(n.encode()) for n in sorted(names, key=len, reverse=True)) + rb")\b")
-        for path, data in self.dist.files.items():
-            if isinstance(data, bytes):
-                for match in set(pattern.findall(data)):
-                    found[match.decode()].add(path)
+        """For each of ``names``: the files (parsed or not) whose bytes hold it as a word.
+
+        Each name's answer is kept: in memory, and in the version's cache under the version's
+        content (:meth:`_fingerprint`), so a warm run decompresses nothing to answer it."""
+        found: dict[str, set[str]] = {}
+        missing: list[str] = []
+        for name in dict.fromkeys(names):
+            known = self._occurs.get(name)
+            if known is None and self._cache is not None:
+                stored = self._cache.get_history(f"{_OCCURS}{self._fingerprint()}:{name}")
+                if stored is not None:
+                    known = self._occurs[name] = set(json.loads(stored))
+            if known is None:
+                missing.append(name)
+            else:
+                found[name] = known
+        if missing:
+            scanned: dict[str, set[str]] = {name: set() for name in missing}
+            pattern = re.compile(rb"\b(?:" + b"|".join(
+                re.escape(n.encode()) for n in sorted(missing, key=len, reverse=True)) + rb")\b")
+            words = [n.encode() for n in missing]
+            for path, data in self.dist.files.items():
+                if isinstance(data, bytes) and any(w in data for w in words):
+                    for match in set(pattern.findall(data)):
+                        scanned[match.decode()].add(path)
+            for name, paths in scanned.items():
+                self._occurs[name] = found[name] = paths
+                if self._cache is not None:
+                    self._cache.put_history(f"{_OCCURS}{self._fingerprint()}:{name}",
+                                            json.dumps(sorted(paths)).encode())
         return found
+
+    def answer(self, question: str, compute: Callable[[], object],
+               content: str | None = None) -> object:
+        """``compute()``'s answer (JSON data) to ``question`` about this version's content (or
+        about ``content``, one file's blob id), kept in the version's cache: asked again, on
+        the same content, it is read back."""
+        key = f"{_ANSWER}{content or self._fingerprint()}:{question}"
+        if self._cache is not None:
+            stored = self._cache.get_history(key)
+            if stored is not None:
+                return json.loads(stored)
+        found = compute()
+        if self._cache is not None:
+            self._cache.put_history(key, json.dumps(found, sort_keys=True).encode())
+        return found
+
+    def _fingerprint(self) -> str:
+        """The version's content: each file's path and blob id (from the wheel's listing where
+        the cache holds one, else hashed from its bytes), or size when it is over the limit."""
+        if self._content is None:
+            digest = hashlib.sha256()
+            for path in sorted(self.dist.files):
+                blob = self.dist.blobs.get(path)
+                if blob is None:
+                    data = self.dist.files[path]
+                    blob = blob_sha(data) if isinstance(data, bytes) else f"size {data}"
+                digest.update(f"{path}\0{blob}\n".encode())
+            self._content = digest.hexdigest()
+        return self._content
+
+
+_OCCURS = "occurs-1:"  # occurs-1:<version content>:<name> -> the paths, as JSON
+_ANSWER = "version-answer-1:"  # version-answer-1:<version content>:<question> -> JSON
 
 
 __all__ = ["PackageVersion", "package_record", "resolve_dotted"]
