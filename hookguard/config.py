@@ -49,6 +49,8 @@ class Config:
     contracts: tuple[str, ...] = ()  # contract files or directories
     history: bool = True
     structural: bool = False  # HG002 also warns about narrowed signatures no call proves
+    # HG003 also warns about state a hook's base sets that no contract declares (inferred)
+    inferred_state: bool = False
     # module -> the module it mirrors (a package generated from another at build time)
     module_aliases: tuple[tuple[str, str], ...] = ()
     max_file_size: int = 4 * 1024 * 1024
@@ -281,9 +283,10 @@ def weakenings(
     narrowed when a path ``base`` checks can fall outside ``head``'s ``roots``, ``include`` or
     ``exclude`` (decided from the patterns, so an exclusion that matches no file yet counts
     too; a literal pattern ``base`` already leaves out does not). Also contract files dropped,
-    ``history`` or ``structural`` turned off, ``max-file-size`` lowered, ``duck-protocols``
-    added; any change to ``module-aliases`` (it can move a class's bases either way), and any
-    other setting that differs, count as weakening, because the gate cannot show they do not.
+    ``history``, ``structural`` or ``inferred-state`` turned off, ``max-file-size`` lowered,
+    ``duck-protocols`` added; any change to ``module-aliases`` (it can move a class's bases
+    either way), and any other setting that differs, count as weakening, because the gate
+    cannot show they do not.
 
     ``head_text`` is the head's pyproject.toml (for the lines); ``paths`` the files of the
     trees compared, to name the ones a narrower file set no longer checks."""
@@ -296,6 +299,9 @@ def weakenings(
                                  "the git history of a base class), which the base uses"))
     if base.structural and not head.structural:
         found.append(("structural", "turns off the structural drift warnings the base reports"))
+    if base.inferred_state and not head.inferred_state:
+        found.append(("inferred_state", "turns off the inferred contract-bypass warnings the "
+                                        "base reports"))
     if head.max_file_size < base.max_file_size:
         found.append(("max_file_size", f"lowers the limit from {base.max_file_size} to "
                                        f"{head.max_file_size} bytes: larger files are no longer "
@@ -312,7 +318,8 @@ def weakenings(
         found.append(("module_aliases", f"changes how modules resolve ({', '.join(moved)}), "
                                         "which can hide findings"))
     compared = {"roots", "include", "exclude", "select", "ignore", "severity", "contracts",
-                "history", "structural", "max_file_size", "duck_protocols", "module_aliases",
+                "history", "structural", "inferred_state", "max_file_size", "duck_protocols",
+                "module_aliases",
                 "source"}
     for setting in fields(Config):  # a setting added later and not compared here
         if setting.name not in compared and (
@@ -564,7 +571,7 @@ class _Section:
 
 
 def _coerce(name: str, value: Any, path: str, line: int) -> Any:
-    if name in ("history", "structural"):
+    if name in ("history", "structural", "inferred_state"):
         if not isinstance(value, bool):
             raise ConfigError(path, line, f"'{name}' must be true or false")
         return value

@@ -76,7 +76,8 @@ FILES = {
 @pytest.fixture
 def family(git_repo: Callable[..., GitRepo]) -> GitRepo:
     repo = git_repo()
-    repo.commit("family", FILES)
+    # (HG003's inferred state on: the family's hook state has no contract)
+    repo.commit("family", {**FILES, "pyproject.toml": "[tool.hookguard]\ninferred-state = true\n"})
     first = audit([repo.root], Options())
     assert first.rechecked is None and first.findings == []
     return repo

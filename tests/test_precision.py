@@ -11,9 +11,12 @@ from hookguard.engine import Options, audit
 from hookguard.findings import Finding, Severity
 from tests.conftest import GitRepo, write_tree
 
+INFERRED = {"pyproject.toml": "[tool.hookguard]\ninferred-state = true\n"}
+
 
 def findings(tmp_path: Path, files: dict[str, str], **options: object) -> dict[str, Finding]:
-    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", **files})
+    # (HG003's inferred state on, as these cases were written for it)
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", **INFERRED, **files})
     result = audit([root], Options(use_cache=False, history=False, **options))  # type: ignore[arg-type]
     return {f"{f.code} {f.symbol}": f for f in result.findings}
 
