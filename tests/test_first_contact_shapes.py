@@ -1199,3 +1199,47 @@ def test_a_renamed_hook_the_subclass_side_calls_since_the_rename_runs(
         assert found is not None and found.severity is Severity.ERROR, found
     else:
         assert found is None, found
+
+
+# -- round 10: a class-private __name is renamed per class, never overridden ------------------
+PRIVATE_BASE = """class Base:
+    def __init__(self, a, b):
+        self.NAME(a, b)
+
+    def NAME(self, a, b):
+        self.total = a + b
+
+    def value(self):
+        return self.total
+"""
+PRIVATE_SUB = """from pkg.base import Base
+
+
+class Sub(Base):
+    def __init__(self, a, b):
+        super().__init__(a, b)
+        self.NAME()
+
+    def NAME(self):
+        self.extra = 1
+"""
+
+
+@pytest.mark.parametrize(("name", "fires"), [("__setup", False), ("_setup", True)])
+def test_a_class_private_method_is_no_override(
+    git_repo: Callable[..., GitRepo], name: str, fires: bool
+) -> None:
+    """quodlibet, round 10 (glances, round 5): ``self.__setup(a, b)`` in ``Base`` calls
+    ``_Base__setup``; ``Sub.__setup`` is ``_Sub__setup`` and replaces nothing (no HG002, no
+    HG003 with inferred state on). With one underscore it is an override, and the base's
+    call fails."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "",
+                       "pkg/base.py": PRIVATE_BASE.replace("NAME", name),
+                       "pkg/sub.py": PRIVATE_SUB.replace("NAME", name),
+                       "pyproject.toml": "[tool.hookguard]\ninferred-state = true\n"})
+    found = audited(repo)
+    drift = found.get(f"HG002 pkg.sub.Sub.{name}")
+    assert (drift is not None and drift.severity is Severity.ERROR) is fires, drift
+    if not fires:
+        assert not [key for key in found if key.endswith(f"Sub.{name}")], sorted(found)

@@ -350,3 +350,10 @@ class Rule(ABC):
 
 def is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
+
+
+def is_class_private(name: str) -> bool:
+    """``__setup``: Python renames it per class (``_Base__setup``, ``_Sub__setup``), so a
+    subclass's method of that name never replaces the base's, and the base's ``self.__setup()``
+    always calls its own (first contact, rounds 5 and 10)."""
+    return name.startswith("__") and not name.endswith("__")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hookguard.findings import Finding, Location, Severity
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.records import MethodRecord
-from hookguard.rules.base import Rule, RuleContext, is_dunder, is_test_file
+from hookguard.rules.base import Rule, RuleContext, is_class_private, is_dunder, is_test_file
 
 if TYPE_CHECKING:
     from hookguard.contracts import HookContract
@@ -167,8 +167,10 @@ class ContractBypass(Rule):
         contracts = {(c.cls, c.method): c for c in ctx.contracts}
         for info in ctx.classes():
             for method in info.record.methods.values():
-                if is_dunder(method.name) or method.name.startswith("test"):
-                    continue  # test methods establish no state for anyone else
+                if is_dunder(method.name) or method.name.startswith("test") or (
+                        is_class_private(method.name)):
+                    continue  # test methods establish no state for anyone else; a private
+                    # ``__name`` replaces nothing
                 if method.raises_only or method.skipped:
                     continue  # the hook is disabled on purpose
                 if _calls_base(method):

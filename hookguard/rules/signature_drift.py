@@ -20,6 +20,7 @@ from hookguard.rules.base import (
     RuleContext,
     call_guard,
     call_shape,
+    is_class_private,
     is_dunder,
     is_test_double,
     never_collected,
@@ -116,8 +117,9 @@ class SignatureDrift(Rule):
             base_refs = project.inherited_refs(info)
             ancestors: list[ClassInfo] | None = None
             for method in info.record.methods.values():
-                if method.skipped or method.raises_only:
-                    continue  # a skipped test never runs; a lone ``raise`` disables the hook
+                if method.skipped or method.raises_only or is_class_private(method.name):
+                    continue  # a skipped test never runs; a lone ``raise`` disables the hook;
+                    # nothing but its own class calls a private ``__name``
                 is_hook = method.name in base_refs
                 if is_hook and ancestors is None:
                     ancestors = [a for a in project.ancestors(info) if isinstance(a, ClassInfo)]

@@ -10,7 +10,7 @@ from hookguard.findings import Finding, Location, Severity
 from hookguard.git.changes import HookChange
 from hookguard.model.project import ClassInfo, External
 from hookguard.model.records import MethodRecord, method_mentions
-from hookguard.rules.base import Rule, RuleContext, is_dunder, is_test_file
+from hookguard.rules.base import Rule, RuleContext, is_class_private, is_dunder, is_test_file
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,8 @@ class StaleOverride(Rule):
                 continue
             inherited = project.inherited_names(info)
             for method in info.record.methods.values():
-                if is_dunder(method.name) or method.name in duck:
+                if is_dunder(method.name) or is_class_private(method.name) or (
+                        method.name in duck):
                     continue
                 if method.name not in inherited and not (
                     ctx.history is not None and self._runs_anyway(ctx, info, method)
