@@ -876,18 +876,21 @@ class AmpsPlugin(PluginModel):
 
 
 @pytest.mark.parametrize(("own_call", "elsewhere", "severity"), [
-    ("self.get_alert(3, header='x')", "", Severity.WARNING),  # glances: its own convention
+    ("self.get_alert(3, header='x')", "", None),  # glances: its own convention
     ("self.get_alert_log(1, 2)", "", Severity.ERROR),  # it uses the helper: the call runs
     ("None", "", Severity.ERROR),  # no convention of its own: the helper is API for it too
     ("self.get_alert(3, header='x')", "def run(p):\n    return p.get_alert_log()\n",
      Severity.ERROR),  # the helper is named outside: it may run on an AmpsPlugin
     ("self.get_alert(3, header='x')", "BASE: if self.fields.get('log'):\n            ",
-     Severity.WARNING),  # glances: the base calls its helper only under a test on data
+     None),  # glances: the base calls its helper only under a test on data
     ("self.get_alert(3, header='x')", "BASE: ", Severity.ERROR),  # always: it runs for it
 ])
 def test_a_base_helper_for_other_subclasses_proves_no_drift(
-    git_repo: Callable[..., GitRepo], own_call: str, elsewhere: str, severity: Severity
+    git_repo: Callable[..., GitRepo], own_call: str, elsewhere: str, severity: Severity | None
 ) -> None:
+    """glances, round 5 (toga and pgmpy, rounds 7 and 8): the subclass side calls its method
+    with its own arguments and never reaches the base's helper: its own method of that name,
+    nothing reported (four such warnings, none worth a maintainer's time)."""
     repo = git_repo()
     files = {"pkg/__init__.py": "", "pkg/model.py": PLUGIN,
              "pkg/amps.py": AMPS.format(own_call=own_call)}
@@ -898,8 +901,11 @@ def test_a_base_helper_for_other_subclasses_proves_no_drift(
     elif elsewhere:
         files["pkg/runner.py"] = elsewhere
     repo.commit("plugins", files)
-    found = audited(repo)["HG002 pkg.amps.AmpsPlugin.get_alert"]
-    assert found.severity is severity, found.message
+    found = audited(repo).get("HG002 pkg.amps.AmpsPlugin.get_alert")
+    if severity is None:
+        assert found is None, found
+    else:
+        assert found is not None and found.severity is severity, found
 
 
 OFFLOAD = """class Pipeline:
@@ -1095,25 +1101,26 @@ class NormalizingFlowModel(TorchModel):
 """
 
 
-@pytest.mark.parametrize(("comment", "severity"), [
-    ("  # type: ignore[override]", Severity.WARNING),
-    ("  # type: ignore", Severity.WARNING),
-    ("  # pyright: ignore[reportIncompatibleMethodOverride]", Severity.WARNING),
-    ("  # type: ignore[no-untyped-def]", Severity.ERROR),
-    ("", Severity.ERROR),
+@pytest.mark.parametrize(("comment", "fires"), [
+    ("  # type: ignore[override]", False),
+    ("  # type: ignore", False),
+    ("  # pyright: ignore[reportIncompatibleMethodOverride]", False),
+    ("  # type: ignore[no-untyped-def]", True),
+    ("", True),
 ])
 def test_an_override_declared_incompatible_is_its_own_method(
-    git_repo: Callable[..., GitRepo], comment: str, severity: Severity
+    git_repo: Callable[..., GitRepo], comment: str, fires: bool
 ) -> None:
     """deepchem, round 7: ``def fit(  # type: ignore`` ("the fit method in the TorchModel
     class has a different signature"): the author made it a method of its own; the base's
-    ``fit_on_batch`` is for the other models. A warning that says so; an ignore of another
-    code says nothing about the override."""
+    ``fit_on_batch`` is for the other models: nothing to act on. An ignore of another code
+    says nothing about the override."""
     repo = git_repo()
     repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": TORCH_MODEL,
                        "pkg/flows.py": FLOW.replace("COMMENT", comment)})
-    found = audited(repo)["HG002 pkg.flows.NormalizingFlowModel.fit"]
-    assert found.severity is severity, found.message
+    found = audited(repo).get("HG002 pkg.flows.NormalizingFlowModel.fit")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found
+    assert fires or found is None, found
 
 
 SPLITTERS = """class Splitter:
