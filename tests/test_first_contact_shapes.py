@@ -1250,3 +1250,37 @@ def test_a_class_private_method_is_no_override(
     assert (drift is not None and drift.severity is Severity.ERROR) is fires, drift
     if not fires:
         assert not [key for key in found if key.endswith(f"Sub.{name}")], sorted(found)
+
+
+# -- round 9: super(C, instance) in a class method is bound to the instance -------------------
+SUBMESH = """class SubMesh:
+    def __init__(self, edges, coord_sys, tabs=None):
+        self.edges = edges
+        self.coord_sys = coord_sys
+
+
+class UniformSubMesh(SubMesh):
+    def __init__(self, lims, npts):
+        super().__init__([lims[0], lims[1]], coord_sys="cartesian")
+
+    CALLER
+"""
+
+
+@pytest.mark.parametrize(("caller", "fires"), [
+    ("@classmethod\n    def _from_json(cls, snippet):\n        instance = cls.__new__(cls)\n"
+     "        super(UniformSubMesh, instance).__init__(snippet['edges'], 'x')\n"
+     "        return instance", False),
+    ("def reset(self, snippet):\n        super(UniformSubMesh, self).__init__(snippet)", True),
+])
+def test_super_bound_to_another_object_proves_nothing(
+    git_repo: Callable[..., GitRepo], caller: str, fires: bool
+) -> None:
+    """PyBaMM, round 9: ``super(UniformSubMesh, instance).__init__(edges, coord_sys)`` in a
+    class method binds ``instance``: the call fits. ``super(C, self)`` one argument short
+    still fails."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "",
+                       "pkg/mesh.py": SUBMESH.replace("CALLER", caller)})
+    found = [f for key, f in audited(repo).items() if key.startswith("HG002")]
+    assert bool(found) is fires, found
