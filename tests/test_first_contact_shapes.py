@@ -1284,3 +1284,49 @@ def test_super_bound_to_another_object_proves_nothing(
                        "pkg/mesh.py": SUBMESH.replace("CALLER", caller)})
     found = [f for key, f in audited(repo).items() if key.startswith("HG002")]
     assert bool(found) is fires, found
+
+
+# -- round 10: the fix a renamed hook's message suggests must fit the new name's calls -------
+HEADER_DB = """class HeaderDB:
+    @classmethod
+    def set_head(cls, db, header):
+        return cls.CALL
+
+    @classmethod
+    def NAME(cls, db, numbers):
+        return [db.get(n) for n in numbers]
+"""
+CHAIN_DB = """from pkg.headers import HeaderDB
+
+
+class ChainDB(HeaderDB):
+    @classmethod
+    def _decanonicalize_old_headers(cls, db, numbers):
+        return [db.pop(n) for n in numbers]
+"""
+
+
+@pytest.mark.parametrize(("new_call", "fits"), [
+    ("_canonicalize_header(db, header, None)", False),
+    ("_canonicalize_header(db, [header])", True),
+])
+def test_a_rename_the_override_could_not_take_suggests_moving_its_logic(
+    git_repo: Callable[..., GitRepo], new_call: str, fits: bool
+) -> None:
+    """py-evm, round 10: the renamed hook is called with three arguments; the override, renamed
+    as the message said, raised TypeError on every reorg. The error stays (the override never
+    runs); the fix it suggests must not be one that fails."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/chain.py": CHAIN_DB, "pkg/headers.py":
+                       HEADER_DB.replace("CALL", "_decanonicalize_old_headers(db, [1])")
+                       .replace("NAME", "_decanonicalize_old_headers")})
+    repo.commit("rename", {"pkg/headers.py": HEADER_DB.replace("CALL", new_call)
+                           .replace("NAME", "_canonicalize_header")})
+    found = audited(repo)["HG001 pkg.chain.ChainDB._decanonicalize_old_headers"]
+    assert found.severity is Severity.ERROR, found.message
+    if fits:
+        assert found.message.endswith("rename it to _canonicalize_header"), found.message
+    else:
+        assert "move its logic to the hook that replaced it (renamed to _canonicalize_header " \
+            "as it is, it could not take the call in HeaderDB.set_head: " in found.message, \
+            found.message

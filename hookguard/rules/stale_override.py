@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.git.changes import HookChange
+from hookguard.model.binding import bind
 from hookguard.model.project import ClassInfo, External
-from hookguard.model.records import MethodRecord, method_mentions
+from hookguard.model.records import MethodKind, MethodRecord, method_mentions
 from hookguard.rules.base import Rule, RuleContext, is_class_private, is_dunder, is_test_file
 
 
@@ -385,6 +386,13 @@ class StaleOverride(Rule):
             if info.defines(evidence.new) or any(c.name == evidence.new for c in method.calls):
                 return None
             fix = f"rename it to {evidence.new}"
+            unfit = _unfit_call(ctx, info, method, evidence.new)
+            if unfit is not None:
+                # py-evm, first contact round 10: renamed as told, every reorg raised
+                # TypeError; the work had moved to another method than the one the rename
+                # paired with.
+                fix = (f"move its logic to the hook that replaced it (renamed to {evidence.new} "
+                       f"as it is, it could not take {unfit})")
             headline = (
                 f"{info.name}.{name} overrides a hook that no longer exists: "
                 f"{evidence.describe()}; this override never runs"
@@ -514,6 +522,25 @@ class StaleOverride(Rule):
             if node is ancestor:
                 break
         return chain if ancestor is not None else chain[:1]
+
+
+def _unfit_call(ctx: RuleContext, info: ClassInfo, method: MethodRecord, new: str
+                ) -> str | None:
+    """A call the class's line makes to ``new`` on ``self``/``cls`` that ``method``, renamed to
+    ``new``, could not take (``the call in Base.run: takes 2 positional arguments but 3 were
+    given``), or None."""
+    for node in ctx.project.mro(info):
+        if not isinstance(node, ClassInfo):
+            continue
+        for caller in node.record.methods.values():
+            for call in caller.calls:
+                if call.name != new or call.receiver not in ("self", "cls"):
+                    continue
+                result = bind(call, method, unbound=call.receiver == "cls"
+                              and method.kind is MethodKind.PLAIN)
+                if not result.ok:
+                    return f"the call in {node.name}.{caller.name}: {result.describe()}"
+    return None
 
 
 def _uses_itself(info: ClassInfo, method: MethodRecord) -> bool:
