@@ -1101,26 +1101,20 @@ class NormalizingFlowModel(TorchModel):
 """
 
 
-@pytest.mark.parametrize(("comment", "fires"), [
-    ("  # type: ignore[override]", False),
-    ("  # type: ignore", False),
-    ("  # pyright: ignore[reportIncompatibleMethodOverride]", False),
-    ("  # type: ignore[no-untyped-def]", True),
-    ("", True),
-])
-def test_an_override_declared_incompatible_is_its_own_method(
-    git_repo: Callable[..., GitRepo], comment: str, fires: bool
+@pytest.mark.parametrize("comment", ["  # type: ignore[override]", ""])
+def test_an_override_declared_incompatible_still_breaks_the_bases_call(
+    git_repo: Callable[..., GitRepo], comment: str
 ) -> None:
-    """deepchem, round 7: ``def fit(  # type: ignore`` ("the fit method in the TorchModel
-    class has a different signature"): the author made it a method of its own; the base's
-    ``fit_on_batch`` is for the other models: nothing to act on. An ignore of another code
-    says nothing about the override."""
+    """deepchem, round 7 (``def fit(  # type: ignore``, judged false: the base's
+    ``fit_on_batch`` is for the other models) and kornia, round 7 (``to_tensor`` with ``#
+    type: ignore[override]``, judged true: the public ``get_boxes_shape()`` raises): the
+    comment says the author knew the signatures differ, not that the base's call never comes.
+    It changes nothing; deepchem's shape is left open (docs/validation.md)."""
     repo = git_repo()
     repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": TORCH_MODEL,
                        "pkg/flows.py": FLOW.replace("COMMENT", comment)})
-    found = audited(repo).get("HG002 pkg.flows.NormalizingFlowModel.fit")
-    assert (found is not None and found.severity is Severity.ERROR) is fires, found
-    assert fires or found is None, found
+    found = audited(repo)["HG002 pkg.flows.NormalizingFlowModel.fit"]
+    assert found.severity is Severity.ERROR, found.message
 
 
 SPLITTERS = """class Splitter:

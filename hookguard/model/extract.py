@@ -31,11 +31,6 @@ _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
 _REFLECTIVE_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr", "methodcaller"})
 _SUPPRESS = re.compile(r"#\s*hookguard:\s*ignore(?:\[([A-Za-z0-9_,\s-]+)\])?")
-# A type checker told to accept an override unlike its base: mypy's ``[override]`` (or a
-# bare ignore, on the signature), pyright's ``reportIncompatibleMethodOverride``.
-_INCOMPATIBLE = re.compile(
-    r"#\s*type:\s*ignore(?!\[)|#\s*type:\s*ignore\[[^\]]*\boverride\b"
-    r"|#\s*pyright:\s*ignore\[[^\]]*reportIncompatibleMethodOverride")
 MAX_BODY_LINES = 256
 SKETCH_SIZE = 24
 
@@ -99,14 +94,6 @@ def resolve_relative(module: str, is_package: bool, level: int, target: str | No
     if target:
         parts.append(target)
     return ".".join(parts)
-
-
-def incompatible_lines(text: str) -> frozenset[int]:
-    """The lines whose comment tells a type checker to accept an incompatible override."""
-    if "ignore" not in text:
-        return frozenset()
-    return frozenset(number for number, line in enumerate(text.splitlines(), start=1)
-                     if "#" in line and _INCOMPATIBLE.search(line))
 
 
 def suppressions(text: str) -> dict[int, frozenset[str]]:
@@ -704,7 +691,6 @@ class _FileExtractor:
         self.lines = text.splitlines()
         self.has_fallbacks = _ELIF_HASATTR.search(text) is not None
         self.suppressed = suppressions(text)
-        self.incompatible = incompatible_lines(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
         self.references = _FileReferences()
@@ -975,9 +961,6 @@ class _FileExtractor:
             returns=_returned_field(body, self_name),
             placeholder=len(body) == 1 and isinstance(body[0], ast.Raise)
             and _not_implemented(body[0].exc),
-            declared_incompatible=bool(self.incompatible) and any(
-                line in self.incompatible
-                for line in range(node.lineno, max(node.lineno, node.body[0].lineno - 1) + 1)),
         )
 
     def _qualify(self, dotted: str) -> str:

@@ -108,9 +108,6 @@ class MethodRecord:
     refuses: bool = False
     returns: str | None = None  # the body is ``return self.<returns>``: an accessor of that field
     placeholder: bool = False  # the body is a lone ``raise NotImplementedError``: to be filled
-    # Its signature carries ``# type: ignore[override]`` (or a bare ``# type: ignore``, or
-    # pyright's ``reportIncompatibleMethodOverride``): made unlike the base's on purpose.
-    declared_incompatible: bool = False
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

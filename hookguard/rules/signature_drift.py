@@ -234,13 +234,12 @@ class SignatureDrift(Rule):
                                wrapper)
         if weaker is not None and hidden is None and wrapper is None:
             return None  # a stub, an adapter or a factory of its own: nothing to act on
-        if weaker is None and (method.declared_incompatible or (
-                not named(first_caller.name)
-                and _own_convention(project, info, method, first_class, first_caller))):
-            # Its author's own method of that name (declared incompatible with the base's, or
-            # called by its side with its own arguments), and the caller a helper of the base
-            # for other subclasses: nothing to act on (first contact: none of four such
-            # warnings was worth a maintainer's time, rounds 5, 7 and 8).
+        if weaker is None and not named(first_caller.name) and _own_convention(
+                project, info, method, first_class, first_caller):
+            # Its author's own method of that name (called by its side with its own
+            # arguments), and the caller a helper of the base for other subclasses: nothing to
+            # act on (first contact: none of four such warnings was worth a maintainer's
+            # time, rounds 5, 7 and 8).
             return None
         if weaker is None and guarded is not None:
             weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
@@ -381,8 +380,6 @@ class SignatureDrift(Rule):
             # ``isinstance`` where the call is made. An annotation (``worker: Worker``) says any
             # subclass may be there, not that this one ever is: a warning that says so.
             annotated = call.receiver == "member" and not exact
-            if method.declared_incompatible:
-                return None  # its author's own method of that name (see ``_proven``)
             if annotated:
                 message += (f" (self.{call.explicit_base} is known only from its annotation as "
                             f"a {held.name}: nothing shows it ever holds a {info.name})")
