@@ -1324,3 +1324,45 @@ def test_a_rename_the_override_could_not_take_suggests_moving_its_logic(
         assert "move its logic to the hook that replaced it (renamed to _canonicalize_header " \
             "as it is, it could not take the call in HeaderDB.set_head: " in found.message, \
             found.message
+
+
+# -- round 12: a metaclass that spells the old name looks it up by name ------------------------
+ANALYZER = """class MetaAnalyzer(BASE):
+    def __new__(meta, name, bases, dct):
+        if '_on_dt_over' in dct:
+            dct['on_dt_over'] = dct.pop('_on_dt_over')
+        return super().__new__(meta, name, bases, dct)
+
+
+class Analyzer(metaclass=MetaAnalyzer):
+    def _next(self):
+        self.NAME()
+
+    def NAME(self):
+        pass
+"""
+RETURNS = """from pkg.base import Analyzer
+
+
+class Returns(Analyzer):
+    def _on_dt_over(self):
+        self.count = 1
+"""
+
+
+@pytest.mark.parametrize(("base", "severity"), [("type", Severity.WARNING),
+                                                 ("object", Severity.ERROR)])
+def test_a_metaclass_that_spells_the_old_name_keeps_it_alive(
+    git_repo: Callable[..., GitRepo], base: str, severity: Severity
+) -> None:
+    """backtrader, round 12 (a warning there, an error once the base resolves): the
+    metaclass renames ``_on_dt_over`` to ``on_dt_over`` when a class is made, so the override
+    still runs. A class that is no metaclass spelling it proves nothing of the kind."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/returns.py": RETURNS,
+                       "pkg/base.py": ANALYZER.replace("BASE", base)
+                       .replace("NAME", "_on_dt_over")})
+    repo.commit("public", {"pkg/base.py": ANALYZER.replace("BASE", base)
+                           .replace("NAME", "on_dt_over")})
+    found = audited(repo)["HG001 pkg.returns.Returns._on_dt_over"]
+    assert found.severity is severity, found.message

@@ -817,6 +817,12 @@ class _FileExtractor:
             local_scope=in_function,
         )
         self.record.classes.append(record)
+        if any(b in ("type", "builtins.type") for b in bases):
+            # A metaclass reads and rewrites class namespaces by name (``dct.pop("_on_dt_over")``,
+            # backtrader: first contact, round 12): each name it spells is looked up by name.
+            self.references.strings.update(
+                n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
+                and isinstance(n.value, str) and n.value.isidentifier())
         attributes: set[str] = set()
         flags: dict[str, bool | None] = {}
         refs: set[str] = set()
