@@ -1366,3 +1366,101 @@ def test_a_metaclass_that_spells_the_old_name_keeps_it_alive(
                            .replace("NAME", "on_dt_over")})
     found = audited(repo)["HG001 pkg.returns.Returns._on_dt_over"]
     assert found.severity is severity, found.message
+
+
+# -- round 11 ---------------------------------------------------------------------------------
+ELEMENT = """class ElementPlot:
+    def initialize_plot(self, plot, element):
+        self._init_glyphs(plot, element)
+
+    def _init_glyphs(self, plot, element):
+        self._init_glyph(plot, {}, {})
+
+    def _init_glyph(self, plot, mapping, properties):
+        return plot, mapping
+
+
+class CompositeElementPlot(ElementPlot):
+    def _init_glyphs(self, plot, element, data=None):
+        PASS_ON
+        for key in ("wedge_1", "text_1"):
+            self._init_glyph(plot, {}, {}, key)
+
+    def _init_glyph(self, plot, mapping, properties, key=None):
+        return plot, key
+"""
+DONUT = """from pkg.element import CompositeElementPlot
+
+
+class DonutPlot(CompositeElementPlot):
+    def _init_glyph(self, plot, mapping, properties, key):
+        return super()._init_glyph(plot, mapping, properties, key)
+
+    def _init_glyphs(self, plot, element, data=None):
+        super()._init_glyphs(plot, element, data)
+"""
+
+
+@pytest.mark.parametrize(("pass_on", "fires"), [
+    ("pass", False), ("super()._init_glyphs(plot, element)", True)])
+def test_a_caller_replaced_further_up_the_chain_does_not_run(
+    git_repo: Callable[..., GitRepo], pass_on: str, fires: bool
+) -> None:
+    """holoviews, round 11: ``DonutPlot._init_glyphs`` calls ``super()``, but the
+    ``CompositeElementPlot._init_glyphs`` it reaches replaces ``ElementPlot``'s without it: the
+    base's three-argument call never runs for a DonutPlot. Passed on at every link, it does."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/donut.py": DONUT,
+                       "pkg/element.py": ELEMENT.replace("PASS_ON", pass_on)})
+    found = audited(repo).get("HG002 pkg.donut.DonutPlot._init_glyph")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found
+
+
+BACKENDS = """import abc
+
+
+class BaseBackend(abc.ABC):
+    def list_databases(self, like=None):
+        return []
+HOOK"""
+CLICKHOUSE = """from pkg.backends import BaseBackend
+
+
+class Backend(BaseBackend):
+    def current_database(self):
+        return "default"
+"""
+CURRENT = """
+    @abc.abstractmethod
+    def current_database(self):
+        '''The current database in use.'''
+"""
+
+
+@pytest.mark.parametrize(("path", "before", "after", "fires"), [
+    # a test's lookup, only re-indented: a user of the API
+    ("tests/test_client.py",
+     "def test_db(con):\n    try:\n        db = getattr(con, 'current_database', None)\n"
+     "    except NotImplementedError:\n        db = None\n",
+     "def test_db(con):\n    db = getattr(con, 'current_database', None)\n", False),
+    # the framework's own dispatch by name, re-indented: it still looks the name up
+    ("pkg/sync.py",
+     "def sync(con):\n    try:\n        return getattr(con, 'current_database')()\n"
+     "    except AttributeError:\n        return None\n",
+     "def sync(con):\n    return getattr(con, 'current_database')()\n", False),
+    # the framework's own dispatch by name, dropped: it was a hook
+    ("pkg/sync.py", "def sync(con):\n    return getattr(con, 'current_database')()\n",
+     "def sync(con):\n    return None\n", True),
+])
+def test_a_string_a_test_or_a_reindent_drops_proves_no_hook(
+    git_repo: Callable[..., GitRepo], path: str, before: str, after: str, fires: bool
+) -> None:
+    """ibis, round 11: the commit removing the abstract ``current_database`` also re-indented
+    a test's ``getattr(con, "current_database", None)``; the removed copy of that line was
+    read as a dispatch by name the framework dropped."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/clickhouse.py": CLICKHOUSE,
+                       "pkg/backends.py": BACKENDS.replace("HOOK", CURRENT), path: before})
+    repo.commit("v2", {"pkg/backends.py": BACKENDS.replace("HOOK", ""), path: after})
+    found = audited(repo).get("HG001 pkg.clickhouse.Backend.current_database")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found

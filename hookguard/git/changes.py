@@ -124,7 +124,7 @@ def _chunk_path(chunk: bytes) -> bytes | None:
     return header.group(1) if header is not None else None
 
 
-def _framework_path(path: bytes) -> bool:
+def framework_path(path: bytes) -> bool:
     """A file of the framework's own code: not a test, an example or documentation."""
     parts = path.split(b"/")
     name = parts[-1]
@@ -142,7 +142,7 @@ def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
                           re.MULTILINE)
     for chunk in patch.split(b"\ndiff --git"):
         path = _chunk_path(chunk)
-        if path is None or not _framework_path(path):
+        if path is None or not framework_path(path):
             continue
         for match in old_call.finditer(chunk):
             receiver = match.group(1)
@@ -170,7 +170,7 @@ def forwarded_member_call(patch: bytes, name: str) -> bool:
     own = name.encode()
     for chunk in patch.split(b"\ndiff --git"):
         path = _chunk_path(chunk)
-        if path is not None and not _framework_path(path):
+        if path is not None and not framework_path(path):
             continue  # a test's self.driver.name() uses an API (libcloud, round 6)
         current: bytes | None = None  # the method the hunk's lines are in, where it says
         for line in chunk.split(b"\n"):
