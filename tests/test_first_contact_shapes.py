@@ -1464,3 +1464,39 @@ def test_a_string_a_test_or_a_reindent_drops_proves_no_hook(
     repo.commit("v2", {"pkg/backends.py": BACKENDS.replace("HOOK", ""), path: after})
     found = audited(repo).get("HG001 pkg.clickhouse.Backend.current_database")
     assert (found is not None and found.severity is Severity.ERROR) is fires, found
+
+
+# -- round 14: a placeholder that spells its parameters out declares the hook ------------------
+RAWIO = """class BaseRawIO:
+    def rescale_event_timestamp(self, event_timestamps, dtype="float64", index=0):
+        return self._rescale_event_timestamp(event_timestamps, dtype, index)
+
+    def _rescale_event_timestamp(self, PARAMS):
+        raise NotImplementedError
+"""
+PHY = """from pkg.base import BaseRawIO
+
+
+class PhyRawIO(BaseRawIO):
+    def _rescale_event_timestamp(self, event_timestamps, dtype):
+        return None
+"""
+
+
+@pytest.mark.parametrize(("params", "fires"), [
+    ("event_timestamps, dtype", False),  # the base's own placeholder cannot take it either
+    ("*args", True),  # a placeholder that declares nothing: the callers are the contract
+    ("event_timestamps, dtype, index", True),  # the override lags the declared hook
+])
+def test_a_call_the_declared_placeholder_cannot_take_is_a_broken_caller(
+    git_repo: Callable[..., GitRepo], params: str, fires: bool
+) -> None:
+    """python-neo, round 14: ``_rescale_event_timestamp(self, event_timestamps, dtype)`` is
+    declared by the base as a ``raise NotImplementedError`` placeholder with the old signature;
+    the public caller passes three arguments, which the declaration itself refuses: a broken
+    caller, not drift of the stub that matches the declaration."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/phy.py": PHY,
+                       "pkg/base.py": RAWIO.replace("PARAMS", params)})
+    found = audited(repo).get("HG002 pkg.phy.PhyRawIO._rescale_event_timestamp")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found
