@@ -1500,3 +1500,49 @@ def test_a_call_the_declared_placeholder_cannot_take_is_a_broken_caller(
                        "pkg/base.py": RAWIO.replace("PARAMS", params)})
     found = audited(repo).get("HG002 pkg.phy.PhyRawIO._rescale_event_timestamp")
     assert (found is not None and found.severity is Severity.ERROR) is fires, found
+
+
+# -- the miner (issue 23): a name called only from the class's own dead override is dead too --
+PIPELINE = """class ImagesPipeline:
+    def store(self, url):
+        return self.file_key(url), self.image_key(url)
+
+    def file_key(self, url):
+        return self.image_key(url)
+
+    def image_key(self, url):
+        return url
+"""
+DEPRECATED = """from pkg.pipeline import ImagesPipeline
+
+
+class DeprecatedImagesPipeline(ImagesPipeline):
+    def file_key(self, url):
+        return self.image_key(url)
+
+    def image_key(self, url):
+        return "full/" + url
+USE"""
+
+
+@pytest.mark.parametrize(("use", "image_key_dead"), [
+    ("", True),  # called only from the dead file_key
+    ("\n    def path(self, url):\n        return self.image_key(url)\n", False),  # still used
+])
+def test_a_name_only_a_dead_override_calls_is_dead_too(
+    git_repo: Callable[..., GitRepo], use: str, image_key_dead: bool
+) -> None:
+    """scrapy 7a398b708 (mined): the images pipeline lost ``file_key`` and ``image_key``; the
+    test's ``DeprecatedImagesPipeline.image_key`` was called only from its own ``file_key``,
+    itself dead: both overrides never run. A live method of the class calling it keeps it."""
+    repo = git_repo()
+    repo.commit("v1", {"pkg/__init__.py": "", "pkg/pipeline.py": PIPELINE,
+                       "pkg/deprecated.py": DEPRECATED.replace("USE", use)})
+    repo.commit("v2", {"pkg/pipeline.py": "class ImagesPipeline:\n    def store(self, url):\n"
+                                          "        return url\n"})
+    found = audited(repo)
+    assert found["HG001 pkg.deprecated.DeprecatedImagesPipeline.file_key"].severity is (
+        Severity.ERROR)
+    image_key = found.get("HG001 pkg.deprecated.DeprecatedImagesPipeline.image_key")
+    assert (image_key is not None and image_key.severity is Severity.ERROR) is image_key_dead, \
+        image_key

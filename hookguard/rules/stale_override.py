@@ -137,14 +137,26 @@ class StaleOverride(Rule):
             return
         evidence = self._gather(ctx, candidates)
         stale: dict[tuple[str, str], tuple[ClassInfo, _Evidence]] = {}
-        for info, method in candidates:
-            found = evidence.get((info.fq, method.name))
-            if found is not None:
-                finding = self._judge(ctx, info, method, found)
-                if finding is not None:
-                    stale[(info.fq, method.name)] = (info, found)
-                    if ctx.only is None or info.fq in ctx.only:
-                        yield finding
+        pending = [(info, method, found) for info, method in candidates
+                   if (found := evidence.get((info.fq, method.name))) is not None]
+        # A use of the name inside one of the class's own stale overrides keeps nothing
+        # alive: judged again once those are known (scrapy's test pipeline: ``image_key``
+        # was called only from its dead ``file_key``).
+        while pending:
+            left = []
+            for info, method, found in pending:
+                dead = frozenset(n for fq, n in stale if fq == info.fq)
+                finding = self._judge(ctx, info, method, found, dead)
+                if finding is None:
+                    left.append((info, method, found))
+                    continue
+                stale[(info.fq, method.name)] = (info, found)
+                if ctx.only is None or info.fq in ctx.only:
+                    yield finding
+            if len(left) == len(pending):
+                break
+            pending = [(i, m, f) for i, m, f in left
+                       if any(fq == i.fq for fq, _ in stale)]
         yield from self._chains(ctx, stale)
 
     @staticmethod
@@ -326,8 +338,11 @@ class StaleOverride(Rule):
 
     # -- verdict ----------------------------------------------------------------------------
     def _judge(
-        self, ctx: RuleContext, info: ClassInfo, method: MethodRecord, evidence: _Evidence
+        self, ctx: RuleContext, info: ClassInfo, method: MethodRecord, evidence: _Evidence,
+        dead: frozenset[str] = frozenset(),
     ) -> Finding | None:
+        """The finding for ``method``, or None; uses of its name inside ``dead`` (the class's
+        own overrides found stale) do not count."""
         name = method.name
         if evidence.change is not None and evidence.change.refused and (
             info.record.local_scope and is_test_file(info.file.path)
@@ -342,7 +357,7 @@ class StaleOverride(Rule):
         ):
             outside = None  # the change itself looks the name up, to refuse or migrate it
         own_users = [c for c in ctx.family_self_refs(info, name)
-                     if c is not info or _uses_itself(info, method)]
+                     if c is not info or _uses_itself(info, method, dead)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
         reasons = [outside] if outside else []
         if not outside and name in ctx.references.code_attributes and (
@@ -543,9 +558,11 @@ def _unfit_call(ctx: RuleContext, info: ClassInfo, method: MethodRecord, new: st
     return None
 
 
-def _uses_itself(info: ClassInfo, method: MethodRecord) -> bool:
+def _uses_itself(info: ClassInfo, method: MethodRecord,
+                 dead: frozenset[str] = frozenset()) -> bool:
     """Whether ``info`` uses ``method``'s name other than as ``super().name`` inside the
-    override itself (which reaches the base's, now gone, definition)."""
+    override itself (which reaches the base's, now gone, definition), or inside ``dead`` (its
+    own overrides found stale, which never run)."""
     name = method.name
     for other in info.record.methods.values():
         if other is method:
@@ -553,7 +570,7 @@ def _uses_itself(info: ClassInfo, method: MethodRecord) -> bool:
                 name in other.self_reads
             ):
                 return True
-        elif name in method_mentions(other):
+        elif other.name not in dead and name in method_mentions(other):
             return True
     return False
 
