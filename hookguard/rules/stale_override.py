@@ -142,21 +142,25 @@ class StaleOverride(Rule):
         # A use of the name inside one of the class's own stale overrides keeps nothing
         # alive: judged again once those are known (scrapy's test pipeline: ``image_key``
         # was called only from its dead ``file_key``).
+        proven: set[tuple[str, str]] = set()  # the stale overrides reported as errors
         while pending:
             left = []
             for info, method, found in pending:
-                dead = frozenset(n for fq, n in stale if fq == info.fq)
+                dead = frozenset(n for fq, n in proven if fq == info.fq)
                 finding = self._judge(ctx, info, method, found, dead)
                 if finding is None:
                     left.append((info, method, found))
                     continue
                 stale[(info.fq, method.name)] = (info, found)
+                if finding.severity is Severity.ERROR:
+                    proven.add((info.fq, method.name))
                 if ctx.only is None or info.fq in ctx.only:
                     yield finding
             if len(left) == len(pending):
                 break
-            pending = [(i, m, f) for i, m, f in left
-                       if any(fq == i.fq for fq, _ in stale)]
+            # (only a use inside a proven-dead override is no use: one reported as a warning
+            # may still run, deepchem's ``predict_proba``: first contact round 7)
+            pending = [(i, m, f) for i, m, f in left if any(fq == i.fq for fq, _ in proven)]
         yield from self._chains(ctx, stale)
 
     @staticmethod
