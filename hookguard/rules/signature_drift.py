@@ -813,12 +813,12 @@ def _named(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
 def _own_convention(
     project: Project, info: ClassInfo, method: MethodRecord, ancestor: ClassInfo,
     caller: MethodRecord,
-) -> str | None:
-    """Why the failing call may never reach ``info``'s override: the subclass side calls the
-    hook on ``self`` itself, with arguments the override takes (its own method of that name,
-    a Liskov breach rather than a drift), while nothing in its line calls the base's caller
-    and nothing outside names it (the caller asks this only then): a helper of the base for
-    other subclasses (glances' ``get_alert_log``: first contact, round 5)."""
+) -> bool:
+    """Whether the failing call may never reach ``info``'s override: the subclass side calls
+    the hook on ``self`` itself, with arguments the override takes (its own method of that
+    name, a Liskov breach rather than a drift), while nothing in its line calls the base's
+    caller and nothing outside names it (the caller asks this only then): a helper of the base
+    for other subclasses (glances' ``get_alert_log``: first contact, round 5)."""
     for node in project.mro(info):
         if not isinstance(node, ClassInfo):
             continue
@@ -827,15 +827,10 @@ def _own_convention(
                     if c.name == caller.name and c.receiver in ("self", "cls", "super")]
             if any(not call_guard(c) for c in uses) or (
                     caller.name in own.self_reads and not uses):  # (passed as a value)
-                return None  # the line reaches the base's caller itself: it runs for it
+                return False  # the line reaches the base's caller itself: it runs for it
         # (a call of it under a guard on data, glances' 'if ....get("log") is True', shows
         # no more than the failing call under one would)
-    convention = _own_call(project, info, method, ancestor)
-    if convention is None:
-        return None
-    return (f"{convention} calls it with the arguments it takes, and the {info.name} side never "
-            f"calls {ancestor.name}.{caller.name}: its own method of that name, which that "
-            "caller may never reach")
+    return _own_call(project, info, method, ancestor) is not None
 
 
 def _runs_through_super(
