@@ -144,14 +144,15 @@ def run_rules(
     added_calls: Collection[tuple[str, str, str, tuple[object, ...]]] = (),
     passed_keywords: Sequence[PassedKeyword] = (),
     kept_guards: Collection[tuple[str, str, str, str]] = (),
+    reviewing: bool = False,
 ) -> list[Finding]:
     """Run the enabled rules; ``only`` limits the per-class rules to those classes;
-    ``added_calls`` and ``passed_keywords`` are what a change under review added (see
-    ``RuleContext``)."""
+    ``added_calls`` and ``passed_keywords`` are what a change under review added, and
+    ``reviewing`` says there is one (see ``RuleContext``)."""
     context = _CountedContext if progress.active() else RuleContext
     ctx = context(project, config, contracts, history, list(changes),
                   frozenset(only) if only is not None else None, frozenset(added_calls),
-                  tuple(passed_keywords), frozenset(kept_guards))
+                  tuple(passed_keywords), frozenset(kept_guards), reviewing)
     findings: list[Finding] = []
     for rule_class in ALL_RULES:
         if select and rule_class.name not in select and rule_class.code not in select:

@@ -844,11 +844,11 @@ def _run_gate(
     for owner in {p.owner for p in keywords}:  # a family the change's calls reach, untouched
         scope.update(c.fq for c in head_project.descendants(head_project.classes[owner]))
     before = run_rules(base_project, config, contracts, None, select=options.select,
-                       only=scope)
+                       only=scope, reviewing=True)
     after = run_rules(head_project, config, contracts, None, changes, select=options.select,
                       added_calls=added_calls(base_project, head_project),
                       kept_guards=kept_guards(base_project, head_project),
-                      passed_keywords=keywords, only=scope)
+                      passed_keywords=keywords, only=scope, reviewing=True)
     known = {f.fingerprint: f for f in before}
     new = [f for f in after if _new_evidence(f, known.get(f.fingerprint))
            and not _written_by_the_change(f, base_project)]

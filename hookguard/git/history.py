@@ -627,6 +627,38 @@ class HistoryIndex:
         header = _BLAME_HEADER.match(out)
         return header is not None and out[:40].decode("ascii") == change
 
+    def past_classes(
+        self, paths: Sequence[str], limit: int = 60
+    ) -> Iterator[dict[str, dict[str, ClassRecord]]]:
+        """The classes of ``paths`` (by path, then qualname) at each of the newest ``limit``
+        commits that touched any of them, newest first; a file a commit lacks (or that is
+        over the size limit, or not Python) is absent from its entry. Each distinct version
+        is parsed once (the classes alone), and nothing is imported."""
+        try:
+            out = self.repo.git("--literal-pathspecs", "log", "--format=%H", f"-n{limit}",
+                                "--", *paths)
+        except GitError:
+            return
+        parsed: dict[tuple[str, str], dict[str, ClassRecord]] = {}
+        for commit in out.decode("ascii", "replace").split():
+            names = [f"{commit}:{path}" for path in paths]
+            try:
+                ids, blobs = self.repo.read_blobs_by_id(names)
+            except GitError:
+                return
+            version: dict[str, dict[str, ClassRecord]] = {}
+            for path, name in zip(paths, names, strict=True):
+                sha = ids.get(name)
+                if sha is None or len(blobs[sha]) > self.max_size:
+                    continue
+                key = (path, sha)
+                if key not in parsed:
+                    self.blobs_parsed += 1
+                    job = BlobJob(name, "", path.endswith("__init__.py"), blobs[sha])
+                    parsed[key] = classes_of(job) or {}
+                version[path] = parsed[key]
+            yield version
+
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:
             self.repo.git("merge-base", "--is-ancestor", ancestor, commit)

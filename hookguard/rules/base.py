@@ -250,6 +250,9 @@ class RuleContext:
     # (class, method, call name, guard); a call the change makes under the same guard runs
     # where the old one did
     kept_guards: frozenset[tuple[str, str, str, str]] = frozenset()
+    # a change is under review (``check``, ``upgrade``): it is the history a drift needs;
+    # an audit asks ``history`` whether a call once fitted the override it now fails
+    reviewing: bool = False
     _live: dict[str, frozenset[str] | None] = field(default_factory=dict, repr=False)
 
     def classes(self) -> Iterator[ClassInfo]:

@@ -127,11 +127,12 @@ class SignatureDrift(Rule):
                     self._proven(project, calls, info, ancestors, method,
                                  partial(ctx.live, info), lambda: ctx.references.attributes,
                                  ctx.added_calls, ctx.kept_guards,
-                                 partial(_named, ctx, info))
+                                 partial(_named, ctx, info), partial(_never_fitted, ctx))
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
-                    found = self._composed(project, members, info, method, ctx.kept_guards)
+                    found = self._composed(project, members, info, method, ctx.kept_guards,
+                                           partial(_never_fitted, ctx))
                 if (found is None or found.severity is Severity.WARNING) and (
                         ctx.passed_keywords):
                     # A keyword the change taught the hook is proof where the member's
@@ -162,6 +163,9 @@ class SignatureDrift(Rule):
         added_calls: frozenset[tuple[str, str, str, tuple[object, ...]]] = frozenset(),
         kept_guards: frozenset[tuple[str, str, str, str]] = frozenset(),
         named: Callable[[str], bool] = lambda _: True,
+        never_fitted: Callable[[ClassInfo, MethodRecord, list[tuple[ClassInfo, MethodRecord,
+                                                                    CallSite]]], str | None]
+        = lambda *_: None,
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -244,6 +248,8 @@ class SignatureDrift(Rule):
         if weaker is None and guarded is not None:
             weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
                       f"for a {info.name}")
+        if weaker is None:
+            weaker = never_fitted(info, method, [(c, m, k) for c, m, k, _ in failures])
         if weaker is not None:
             message += f" (warning only: {weaker})"
         return self.finding(
@@ -328,6 +334,9 @@ class SignatureDrift(Rule):
     def _composed(
         self, project: Project, members: _MemberCalls, info: ClassInfo, method: MethodRecord,
         kept_guards: frozenset[tuple[str, str, str, str]] = frozenset(),
+        never_fitted: Callable[[ClassInfo, MethodRecord, list[tuple[ClassInfo, MethodRecord,
+                                                                    CallSite]]], str | None]
+        = lambda *_: None,
     ) -> Finding | None:
         """A call another class makes on a member it holds as ``info``'s family, that
         ``info``'s override cannot accept while the held class's own method can."""
@@ -353,7 +362,12 @@ class SignatureDrift(Rule):
                 continue
             definition = (
                 reference.method(method.name) if isinstance(reference, ClassInfo) else None)
-            if definition is None or (_declares(definition) and not bind(call, definition).ok):
+            if definition is None or (_declares(definition) and not bind(call, definition).ok) or (
+                    any(n not in definition.keyword_names for n in result.unexpected)):
+                # (or it passes a keyword that method takes only through ``**kwargs``: one the
+                # subclasses that name it take, addressed to them: neo's
+                # ``spiketrain.load(load_waveforms=True)`` under ``isinstance(x, BaseProxy)``,
+                # first contact, round 14)
                 # The call fails for the method the member is declared with: it was written for
                 # a narrower family than the declaration names (a T5 controller's call on a
                 # generic wrapper), so it says nothing about this one.
@@ -400,9 +414,14 @@ class SignatureDrift(Rule):
             if guard and not (annotated or branched):
                 message += (f" (the call runs only when {guard}: nothing shows that holds "
                             f"for a {info.name})")
+            unfitted = None if annotated or branched or guard else never_fitted(
+                info, method, [(holder, caller, call)])
+            if unfitted is not None:
+                message += f" (warning only: {unfitted})"
             return self.finding(
                 info, method, hook=method.name, message=message,
-                severity=Severity.WARNING if annotated or branched or guard else None,
+                severity=(Severity.WARNING if annotated or branched or guard or unfitted
+                          else None),
                 evidence={
                     "kind": ("annotated-member" if annotated else "branched-member" if branched
                              else "proven-member"),
@@ -799,6 +818,55 @@ def _own_call(
                         and bind(call, method, unbound=_unbound(call, method)).ok):
                     return f"{node.name}.{own.name}"
     return None
+
+
+_DRIFT_HISTORY = 150  # commits read, newest first, for the history of an override and its callers
+
+
+def _never_fitted(
+    ctx: RuleContext, info: ClassInfo, method: MethodRecord,
+    failures: list[tuple[ClassInfo, MethodRecord, CallSite]],
+) -> str | None:
+    """Why the history disproves a drift, or None where it does not.
+
+    It does when, in every version of the override since it was written, the classes that
+    make the failing calls were there too and none of their calls of the hook made the same
+    way (on ``self``, or on the same member) bound to it: no call of theirs ever fitted it,
+    so it is a method of the subclass's own, written to other arguments, that their calls
+    may never reach (yt-dlp's ``run_ffmpeg(path, out_path, codec, more_opts)`` beside the
+    base's three-argument calls, scapy's ``RRP_Client.bind(self)``: first contact, rounds 11
+    and 13). A call that once fitted, and a later commit broke (the base began passing a
+    keyword, the override gained a required parameter), is a drift; so is any pair whose
+    history is out of reach (no git, a caller outside the checkout, a class older than the
+    history read, a base family restructured meanwhile): no evidence, no disproof. A change
+    under review (``check``, ``upgrade``) is its own history."""
+    history = ctx.history
+    if ctx.reviewing or history is None:
+        return None
+    holders = list({holder.fq: holder for holder, _, _ in failures}.values())
+    ways = {(call.receiver, call.explicit_base) for _, _, call in failures}
+    paths = list(dict.fromkeys([*(h.file.path for h in holders), info.file.path]))
+    read = had = 0
+    for version in history.past_classes(paths, _DRIFT_HISTORY):
+        read += 1
+        old_class = version.get(info.file.path, {}).get(info.record.qualname)
+        old_method = old_class.methods.get(method.name) if old_class else None
+        if old_method is None:
+            continue
+        had = read
+        old_holders = [version.get(h.file.path, {}).get(h.record.qualname) for h in holders]
+        if any(old is None for old in old_holders):
+            return None  # the callers' classes came later: calls before them are unknown
+        if any(call.name == method.name and (call.receiver, call.explicit_base) in ways
+               and bind(call, old_method, unbound=_unbound(call, old_method)).ok
+               for old in old_holders if old is not None
+               for caller in old.methods.values() for call in caller.calls):
+            return None  # it once fitted: a drift
+    if not had or had == _DRIFT_HISTORY:
+        return None  # no committed version, or one older than the history read
+    return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
+            f"{info.name}.{method.name} in the history of both (since it was written): it is a "
+            "method of its own, written to other arguments, that those calls may never reach")
 
 
 def _named(ctx: RuleContext, info: ClassInfo, name: str) -> bool:

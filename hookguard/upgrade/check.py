@@ -385,11 +385,11 @@ class _Upgrade:
     # -- findings ---------------------------------------------------------------------------
     def findings(self, config: Config, scope: set[str], own: list[FileRecord]
                  ) -> list[Finding]:
-        before = run_rules(self.base, config, [], None, select=RULES, only=scope)
+        before = run_rules(self.base, config, [], None, select=RULES, only=scope, reviewing=True)
         after = run_rules(self.head, config, [], None, self.lost, select=RULES,
                           added_calls=added_calls(self.base, self.head),
                           kept_guards=kept_guards(self.base, self.head),
-                          passed_keywords=self._passed_keywords(), only=scope)
+                          passed_keywords=self._passed_keywords(), only=scope, reviewing=True)
         known = {f.fingerprint: f for f in before}
         attributes = frozenset().union(*(r.attr_refs for r in own if not is_test_file(r.path)))
         found: list[Finding] = []
