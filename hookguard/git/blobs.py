@@ -209,6 +209,22 @@ _NOT_TOP = (b"", b" ", b"\t", b"\r", b"\n", b"\f", b"#")
 DefOwners = dict[bytes, dict[bytes, int]]
 
 
+def class_segment(data: bytes, name: str) -> bytes | None:
+    """The text of the top-level class ``name`` in ``data`` (from its ``class`` line at
+    column 0 to the next line that starts in column 0), or None when there is no such line
+    or more than one. What it holds can be parsed alone: a line of the class that starts in
+    column 0 (a string's continuation) cuts it short, and then the parse fails."""
+    head = re.compile(rb"(?:^|\n)class[ \t]+" + re.escape(name.encode()) + rb"\b")
+    found = head.findall(data, 0)
+    if len(found) != 1:
+        return None
+    match = head.search(data)
+    assert match is not None
+    start = match.start() + (1 if data[match.start():match.start() + 1] == b"\n" else 0)
+    following = _TOP_LINE.search(data, match.end())
+    return data[start:following.start() + 1 if following else len(data)]
+
+
 def def_owners(data: bytes, names: frozenset[bytes]) -> DefOwners:
     """For each of ``names`` that a ``def`` statement in ``data`` defines: how many such
     statements there are under each top-level class, read from the text alone (the class

@@ -16,7 +16,7 @@ import re
 import secrets
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from queue import SimpleQueue
@@ -31,6 +31,7 @@ from hookguard.git.blobs import (
     DefOwners,
     DefScan,
     class_qualnames,
+    class_segment,
     classes_of,
     close_readers,
     outline_of,
@@ -628,35 +629,55 @@ class HistoryIndex:
         return header is not None and out[:40].decode("ascii") == change
 
     def past_classes(
-        self, paths: Sequence[str], limit: int = 60
+        self, wanted: Mapping[str, Collection[str]], limit: int = 60
     ) -> Iterator[dict[str, dict[str, ClassRecord]]]:
-        """The classes of ``paths`` (by path, then qualname) at each of the newest ``limit``
-        commits that touched any of them, newest first; a file a commit lacks (or that is
-        over the size limit, or not Python) is absent from its entry. Each distinct version
-        is parsed once (the classes alone), and nothing is imported."""
+        """The classes ``wanted`` (qualnames by path) at each of the newest ``limit`` commits
+        that touched any of those files, newest first, by path and qualname; a class a
+        version lacks (or a file over the size limit) is absent from its entry. Each
+        version's top-level class is cut out of the file and parsed alone, once per distinct
+        text (commits to the rest of the file cost one search), else the whole version;
+        nothing is imported."""
+        paths = list(wanted)
         try:
             out = self.repo.git("--literal-pathspecs", "log", "--format=%H", f"-n{limit}",
                                 "--", *paths)
         except GitError:
             return
-        parsed: dict[tuple[str, str], dict[str, ClassRecord]] = {}
-        for commit in out.decode("ascii", "replace").split():
-            names = [f"{commit}:{path}" for path in paths]
-            try:
-                ids, blobs = self.repo.read_blobs_by_id(names)
-            except GitError:
-                return
+        parsed: dict[bytes, dict[str, ClassRecord]] = {}
+
+        def classes(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
+            segment = class_segment(data, top)
+            key = b"s" + path.encode("utf-8", "surrogateescape") + b"\0" + (
+                segment if segment is not None else b"f" + data)
+            found = parsed.get(key)
+            if found is None:
+                self.blobs_parsed += 1
+                job = BlobJob(path, "", path.endswith("__init__.py"),
+                              segment if segment is not None else data)
+                found = parsed[key] = classes_of(job) or {}
+                if segment is not None and not found:  # (cut short: read the whole file)
+                    found = parsed[key] = classes_of(
+                        BlobJob(path, "", path.endswith("__init__.py"), data)) or {}
+            return found
+
+        commits = out.decode("ascii", "replace").split()
+        try:  # (every version in one ``cat-file --batch``)
+            ids, blobs = self.repo.read_blobs_by_id(
+                [f"{commit}:{path}" for commit in commits for path in paths])
+        except GitError:
+            return
+        for commit in commits:
             version: dict[str, dict[str, ClassRecord]] = {}
-            for path, name in zip(paths, names, strict=True):
+            for path in paths:
+                name = f"{commit}:{path}"
                 sha = ids.get(name)
                 if sha is None or len(blobs[sha]) > self.max_size:
                     continue
-                key = (path, sha)
-                if key not in parsed:
-                    self.blobs_parsed += 1
-                    job = BlobJob(name, "", path.endswith("__init__.py"), blobs[sha])
-                    parsed[key] = classes_of(job) or {}
-                version[path] = parsed[key]
+                version[path] = {
+                    qualname: record
+                    for top in dict.fromkeys(q.split(".", 1)[0] for q in wanted[path])
+                    for qualname, record in classes(path, blobs[sha], top).items()
+                    if qualname in wanted[path]}
             yield version
 
     def _descends(self, commit: str, ancestor: str) -> bool:

@@ -845,9 +845,11 @@ def _never_fitted(
         return None
     holders = list({holder.fq: holder for holder, _, _ in failures}.values())
     ways = {(call.receiver, call.explicit_base) for _, _, call in failures}
-    paths = list(dict.fromkeys([*(h.file.path for h in holders), info.file.path]))
+    wanted: dict[str, set[str]] = {}
+    for node in (*holders, info):
+        wanted.setdefault(node.file.path, set()).add(node.record.qualname)
     read = had = 0
-    for version in history.past_classes(paths, _DRIFT_HISTORY):
+    for version in history.past_classes(wanted, _DRIFT_HISTORY):
         read += 1
         old_class = version.get(info.file.path, {}).get(info.record.qualname)
         old_method = old_class.methods.get(method.name) if old_class else None
