@@ -231,3 +231,36 @@ def test_worker_processes_answer_as_this_process() -> None:
     finally:
         workers.close()
     assert any(result is None for result in here) and any(result for result in here)
+
+
+def test_past_classes_cut_out_each_class_and_agree_with_whole_file_parses(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """Each version's class, cut out of the file and parsed alone, is the class a parse of
+    the whole version gives; versions come newest first; a class cut short by a line at
+    column 0 inside it (a string's continuation) is read from the whole file instead."""
+    repo = git_repo()
+    header = "import os\n\n\n"
+    repo.commit("one", {"pkg/a.py": header + BASE})
+    repo.commit("two", {"pkg/a.py": header + BASE.replace("def step(self):",
+                                                          "def step(self, n):")})
+    odd = header + BASE.replace(
+        "    def close(self):\n        pass\n",
+        '    def close(self):\n        return """\nat column 0\n"""\n')
+    repo.commit("three", {"pkg/a.py": odd, "pkg/b.py": "class Base:\n    pass\n"})
+    history = HistoryIndex(Repo(repo.root))
+    versions = list(history.past_classes({"pkg/a.py": {"Base", "Other"}}, limit=10))
+    assert len(versions) == 3
+    steps = [[p.name for p in v["pkg/a.py"]["Base"].methods["step"].params] for v in versions]
+    assert steps == [["self"], ["self", "n"], ["self"]]
+    assert "close" in versions[0]["pkg/a.py"]["Base"].methods  # read from the whole file
+    for version, text in zip(versions, [odd, None, header + BASE], strict=True):
+        if text is None:
+            continue
+        whole = classes_of(BlobJob("a.py", "", False, text.encode()))
+        assert whole is not None
+        for name in ("Base", "Other"):
+            assert version["pkg/a.py"][name].methods.keys() == whole[name].methods.keys()
+    newest = next(iter(history.past_classes({"pkg/a.py": {"Base"}}, limit=1)))
+    assert newest["pkg/a.py"].keys() == {"Base"}
+    assert list(history.past_classes({"no/such.py": {"Base"}})) == []
