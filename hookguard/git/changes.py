@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hookguard.model.extract import SKETCH_SIZE
@@ -116,6 +116,7 @@ _NOT_FRAMEWORK = frozenset({b"test", b"tests", b"testing", b"example", b"example
                             b"docs", b"benchmarks"})
 _NEW_PATH = re.compile(rb'^\+\+\+ "?b/(.*?)"?$', re.MULTILINE)
 _OLD_PATH = re.compile(rb'^--- "?a/(.*?)"?$', re.MULTILINE)
+_HUNK = re.compile(rb"^@@ -(\d+)")
 
 
 def _chunk_path(chunk: bytes) -> bytes | None:
@@ -158,28 +159,41 @@ def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
 _DEF_LINE = re.compile(rb"^[-+ ]?\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
 
 
-def forwarded_member_call(patch: bytes, name: str) -> bool:
+def forwarded_member_call(
+    patch: bytes, name: str,
+    enclosing: Callable[[bytes, int], bytes | None] = lambda _path, _line: None,
+) -> bool:
     """Whether ``patch`` (``git diff -p -U0``) removes a call of ``name`` through an object
     the instance holds (``self.policy.name(...)``) outside a method of that name: the
     framework's own code (not a test, an example or docs) calling a hook. Inside ``def name``
     the call is a wrapper forwarding
     its own method to the wrapped object (``def set_attr(...): return
     self.env.set_attr(...)``), which says nothing about whether anything calls it (first
-    contact, round 3)."""
+    contact, round 3). Where the hunk does not show the ``def`` (no context), ``enclosing``
+    (old path, old line number) names the method the line was in, from the old version
+    (CKAN's ``before_fork`` forwarding to ``self.backend.before_fork()``, round 15)."""
     member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + re.escape(name.encode()) + rb"\(")
     own = name.encode()
     for chunk in patch.split(b"\ndiff --git"):
         path = _chunk_path(chunk)
         if path is not None and not framework_path(path):
             continue  # a test's self.driver.name() uses an API (libcloud, round 6)
+        old = _OLD_PATH.search(chunk)
         current: bytes | None = None  # the method the hunk's lines are in, where it says
+        line_no = 0  # the old version's number of the next removed line
         for line in chunk.split(b"\n"):
             if line.startswith(b"@@"):
                 current = None
+                hunk = _HUNK.match(line)
+                line_no = int(hunk.group(1)) if hunk else 0
                 continue
             definition = _DEF_LINE.match(line)
             if definition is not None:
                 current = definition.group(1)
-            elif current != own and member.match(line):
+            elif current != own and member.match(line) and (
+                    current is not None or old is None
+                    or enclosing(old.group(1), line_no) != own):
                 return True
+            if line.startswith(b"-") and not line.startswith(b"---"):
+                line_no += 1
     return False

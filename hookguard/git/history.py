@@ -57,6 +57,10 @@ _PATCH_LINE = re.compile(  # each match starts at the newline before the line
     rb"|-[^\S\n]*(?:async[^\S\n]+)?def[^\S\n]+([A-Za-z_][A-Za-z0-9_]*)[^\S\n]*\()"
 )
 _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
+# An added line that refuses or deprecates: ``raise ...``, ``warnings.warn(...)``,
+# ``rank_zero_deprecation(...)``, ``deprecate(...)``.
+_REFUSAL = re.compile(rb"^\+.*(?:\braise\b|warn\w*\(|deprecat\w*\()", re.MULTILINE)
+_DEF_NAME_LINE = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _BLOBS_PER_JOB = 400  # versions read per worker job (see HistoryIndex._read_defs)
 # One commit of the walk (``%H%x1f%ct%x1f%P%x1f%s`` after the mark, ``--raw -z``): its header,
 # then each change: the old and new objects, status (with a rename's score) and path, or old
@@ -526,9 +530,33 @@ class HistoryIndex:
         message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
         ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
         patch = self._patch(commit)
-        if forwarded_member_call(patch, name):
+        if forwarded_member_call(patch, name, lambda old, line: self._enclosing_def(
+                commit, old, line)):
             return True
         return self._commit_names(commit, name, path, b"-")
+
+    def _enclosing_def(self, commit: str, path: bytes, line: int) -> bytes | None:
+        """The name of the innermost ``def`` around ``line`` of ``path`` before ``commit``
+        (read from the parent's version, by indentation), or None."""
+        try:
+            spec = f"{commit}^:{os.fsdecode(path)}"
+            data = self.repo.read_blobs([spec]).get(spec)
+        except (GitError, ValueError):
+            return None
+        if data is None or not 0 < line <= data.count(b"\n") + 1:
+            return None
+        lines = data.split(b"\n")
+        target = lines[line - 1]
+        indent = len(target) - len(target.lstrip())
+        for above in reversed(lines[:line - 1]):
+            stripped = above.lstrip()
+            depth = len(above) - len(stripped)
+            if stripped and not stripped.startswith(b"#") and depth < indent:
+                found = _DEF_NAME_LINE.match(stripped)
+                if found is not None:
+                    return found.group(1)
+                indent = depth
+        return None
 
     def _commit_renamed_dispatch(self, commit: str, name: str, new: str | None) -> bool:
         """Whether ``commit``, which renamed the hook ``name`` to ``new``, renamed a dispatch
@@ -538,7 +566,8 @@ class HistoryIndex:
     def _commit_names(self, commit: str, name: str, path: str, sign: bytes) -> bool:
         """Whether ``commit`` removed (``sign`` b"-") or added (b"+") the string ``"name"``
         in a file other than ``path`` that has no method of that name: a dispatch by name
-        dropped, or a validator that refuses the hook added."""
+        dropped, or a validator that refuses the hook added (with the string, the same hunk
+        adds a ``raise`` or a warning: a lookup that still calls the hook refuses nothing)."""
         patch = self._patch(commit)
         quoted = re.escape(name.encode())
         other = b"+" if sign == b"-" else b"-"
@@ -558,8 +587,12 @@ class HistoryIndex:
                 # hook; a line the commit only moved or re-indented still names it (ibis's
                 # ``getattr(con, "current_database", None)``: first contact, round 11).
                 continue
-            if literal.search(chunk):
+            if sign == b"-" and literal.search(chunk):
                 return True
+            if sign == b"+" and any(literal.search(hunk) and _REFUSAL.search(hunk)
+                                    for hunk in chunk.split(b"\n@@")):
+                return True  # a refusal or a deprecation notice for it, not a lookup that
+                # still calls it (``getattr(self.backend, "before_fork", None)``, round 15)
         return False
 
     def removal_commit(

@@ -1,0 +1,188 @@
+"""Round 15's shapes (docs/validation.md), each with a case that must fire and one that must
+not: a forwarding method's member call is no hook call even where a context-free patch does
+not show the ``def`` it is in; an override of what a known base outside the checkout defines
+(``unittest.TestCase.setUpClass``) is no stale override."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding, Severity
+from tests.conftest import GitRepo
+
+
+@pytest.fixture(autouse=True)
+def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def audited(repo: GitRepo) -> dict[str, Finding]:
+    result = audit([repo.root], Options(use_cache=False, workers=1))
+    return {f"{f.code} {f.symbol}": f for f in result.findings}
+
+
+BACKEND = """\
+class DatastoreBackend:
+    def configure(self, config):
+        return config
+
+    def before_fork(self):
+        pass
+
+
+class PostgresBackend(DatastoreBackend):
+    def before_fork(self):
+        dispose_engines()
+
+
+def dispose_engines():
+    pass
+"""
+
+PLUGIN = """\
+from pkg.backend import PostgresBackend
+
+
+class DatastorePlugin:
+    def __init__(self):
+        self.backend = PostgresBackend()
+
+    def {method}(self):
+        x = 1
+        y = 2
+        self.backend.before_fork()
+"""
+
+
+def _forwarding_repo(repo: GitRepo, method: str) -> None:
+    """The plugin calls ``self.backend.before_fork()`` inside ``method``, three lines below its
+    ``def`` (so a patch without context shows no ``def``); then one commit drops the base's
+    ``before_fork`` and rewrites that call into a duck-typed lookup."""
+    repo.commit("backend hook", {"pkg/__init__.py": "", "pkg/backend.py": BACKEND,
+                                 "pkg/plugin.py": PLUGIN.format(method=method)})
+    repo.commit("Use duck-typing to call before_fork", {
+        "pkg/backend.py": BACKEND.replace("\n    def before_fork(self):\n        pass\n", ""),
+        "pkg/plugin.py": PLUGIN.format(method=method).replace(
+            "        self.backend.before_fork()\n",
+            "        hook = getattr(self.backend, 'before_fork', None)\n"
+            "        if hook is not None:\n            hook()\n"),
+    })
+
+
+def test_a_forwarding_method_rewritten_is_no_dropped_hook_call(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """CKAN's ``DatastorePlugin.before_fork`` forwards to the backend's: the line it rewrote is
+    inside a method of the hook's own name, which a ``-U0`` patch does not show."""
+    repo = git_repo()
+    _forwarding_repo(repo, "before_fork")
+    found = audited(repo).get("HG001 pkg.backend.PostgresBackend.before_fork")
+    assert found is None or found.severity is Severity.WARNING
+
+
+def test_a_call_rewritten_into_a_lookup_by_name_is_no_refusal(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The same rewrite inside ``prepare``: the framework's own code stopped calling the hook
+    directly, but the ``getattr(self.backend, "before_fork", None)`` the commit added still
+    calls it. A string the change adds counts as a refusal only beside a ``raise`` or a
+    warning (before, it silenced the lookup and the override was reported dead)."""
+    repo = git_repo()
+    _forwarding_repo(repo, "prepare")
+    found = audited(repo).get("HG001 pkg.backend.PostgresBackend.before_fork")
+    assert found is None or found.severity is Severity.WARNING
+
+
+def test_a_string_added_beside_a_raise_is_a_refusal(git_repo: Callable[..., GitRepo]) -> None:
+    """Must fire: the commit that drops the hook adds a validator refusing it by name
+    (``if getattr(backend, "before_fork", None): raise RuntimeError``): the lookup refuses,
+    the override is dead."""
+    repo = git_repo()
+    repo.commit("backend hook", {"pkg/__init__.py": "", "pkg/backend.py": BACKEND,
+                                 "pkg/plugin.py": PLUGIN.format(method="prepare")})
+    repo.commit("Remove before_fork", {
+        "pkg/backend.py": BACKEND.replace("\n    def before_fork(self):\n        pass\n", ""),
+        "pkg/plugin.py": PLUGIN.format(method="prepare").replace(
+            "        self.backend.before_fork()\n",
+            "        if callable(getattr(self.backend, 'before_fork', None)):\n"
+            "            raise RuntimeError('before_fork was removed')\n"),
+    })
+    found = audited(repo)["HG001 pkg.backend.PostgresBackend.before_fork"]
+    assert found.severity is Severity.ERROR
+
+
+def test_the_dropped_call_without_a_lookup_is_an_error(git_repo: Callable[..., GitRepo]) -> None:
+    """Must fire: the call in ``prepare`` is deleted outright, three lines below the ``def``."""
+    repo = git_repo()
+    repo.commit("backend hook", {"pkg/__init__.py": "", "pkg/backend.py": BACKEND,
+                                 "pkg/plugin.py": PLUGIN.format(method="prepare")})
+    repo.commit("Drop before_fork", {
+        "pkg/backend.py": BACKEND.replace("\n    def before_fork(self):\n        pass\n", ""),
+        "pkg/plugin.py": PLUGIN.format(method="prepare").replace(
+            "        self.backend.before_fork()\n", ""),
+    })
+    found = audited(repo)["HG001 pkg.backend.PostgresBackend.before_fork"]
+    assert found.severity is Severity.ERROR
+
+
+TEST_BASE = """\
+import unittest
+
+
+class BaseEngineTestCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.connection = object()
+
+    def run_case(self):
+        return self.connection
+"""
+
+TEST_SUB = """\
+from pkg.tests.base import BaseEngineTestCase
+
+
+class TestColumns(BaseEngineTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.table = "t"
+
+    def test_columns(self):
+        assert self.table
+"""
+
+
+def test_an_override_of_a_known_external_base_method_is_not_stale(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The test base drops its ``setUpClass``: the subclass's now overrides
+    ``unittest.TestCase.setUpClass``, which the runner calls (Cassandra driver's 49 warnings)."""
+    repo = git_repo()
+    repo.commit("tests", {"pkg/__init__.py": "", "pkg/tests/__init__.py": "",
+                          "pkg/tests/base.py": TEST_BASE, "pkg/tests/test_cols.py": TEST_SUB})
+    repo.commit("Reverted test base to original", {"pkg/tests/base.py": TEST_BASE.replace(
+        "    @classmethod\n    def setUpClass(cls):\n        cls.connection = object()\n\n",
+        "")})
+    assert "HG001 pkg.tests.test_cols.TestColumns.setUpClass" not in audited(repo)
+
+
+def test_a_hook_no_known_base_defines_stays_stale(git_repo: Callable[..., GitRepo]) -> None:
+    """Must fire: the same drop of a hook ``unittest.TestCase`` does not define
+    (``setUpEngine``, which the base's ``setUp`` called) is a stale override."""
+    repo = git_repo()
+    base = TEST_BASE.replace("def setUpClass(cls)", "def setUpEngine(cls)").replace(
+        "    def run_case(self):", "    def setUp(self):\n        self.setUpEngine()\n\n"
+        "    def run_case(self):")
+    sub = TEST_SUB.replace("setUpClass", "setUpEngine")
+    repo.commit("tests", {"pkg/__init__.py": "", "pkg/tests/__init__.py": "",
+                          "pkg/tests/base.py": base, "pkg/tests/test_cols.py": sub})
+    repo.commit("Drop setUpEngine", {"pkg/tests/base.py": base.replace(
+        "    @classmethod\n    def setUpEngine(cls):\n        cls.connection = object()\n\n",
+        "").replace("        self.setUpEngine()\n", "        pass\n")})
+    found = audited(repo)["HG001 pkg.tests.test_cols.TestColumns.setUpEngine"]
+    assert found.severity is Severity.ERROR
