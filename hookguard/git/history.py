@@ -713,6 +713,16 @@ class HistoryIndex:
                     if qualname in wanted[path]}
             yield version
 
+    def moved_in(self, path: str) -> bool:
+        """Whether ``path`` came where it is by a rename or a copy in the history (``git log
+        --follow``), or the history cannot say: what it held before is under other paths."""
+        try:
+            out = self.repo.git("--literal-pathspecs", "log", "--follow", "--format=",
+                                "--name-status", "--", path)
+        except GitError:
+            return True
+        return any(line[:1] in (b"R", b"C") for line in out.split(b"\n"))
+
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:
             self.repo.git("merge-base", "--is-ancestor", ancestor, commit)

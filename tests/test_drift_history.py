@@ -1,0 +1,69 @@
+"""HG002's history criterion (docs/design.md, "What an error proves", HG002 4): history that
+covers the override's whole life and shows no call of its callers' classes ever fitting it
+disproves a drift (a method of its own: a warning); history that cannot cover it (a file
+renamed into place) disproves nothing (the error stands)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding, Severity
+from tests.conftest import GitRepo
+
+
+@pytest.fixture(autouse=True)
+def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def audited(repo: GitRepo) -> dict[str, Finding]:
+    result = audit([repo.root], Options(use_cache=False, workers=1))
+    return {f"{f.code} {f.symbol}": f for f in result.findings}
+
+
+BASE = """\
+class PostProcessor:
+    def run(self, path):
+        return self.run_ffmpeg(path, "out", [])
+
+    def run_ffmpeg(self, path, out_path, opts):
+        return out_path
+"""
+
+SUB = """\
+from pkg.base import PostProcessor
+
+
+class ExtractAudio(PostProcessor):
+    def run_ffmpeg(self, path, out_path, codec, more_opts):
+        return codec
+"""
+
+
+def test_an_override_that_never_fitted_in_its_whole_life_is_a_method_of_its_own(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE})
+    repo.commit("audio", {"pkg/audio.py": SUB})
+    repo.commit("touch", {"pkg/audio.py": SUB + "\n\nVERSION = 2\n"})
+    found = audited(repo)["HG002 pkg.audio.ExtractAudio.run_ffmpeg"]
+    assert found.severity is Severity.WARNING
+    assert "method of its own" in found.message
+
+
+def test_a_file_renamed_into_place_hides_the_overrides_past(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The same classes, but the subclass's file came by a rename: before it, the override
+    lived under another path, where a call may have fitted it; the history read cannot say."""
+    repo = git_repo()
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/old_audio.py": SUB})
+    repo.git("mv", "pkg/old_audio.py", "pkg/audio.py")
+    repo.commit("rename")
+    found = audited(repo)["HG002 pkg.audio.ExtractAudio.run_ffmpeg"]
+    assert found.severity is Severity.ERROR
