@@ -13,6 +13,14 @@ from tests.conftest import GitRepo
 
 CODE = ("class A:\n    def f(self):\n        self.g(1)\n\n    def g(self, x): ...\n\n\n"
         "class B(A):\n    def g(self): ...\n")
+# CODE's first version: the base's call fitted B.g, until the hook gained ``x`` (a drift,
+# with the history that shows it: an override no call ever fitted is only a warning)
+FITTED = CODE.replace("self.g(1)", "self.g()").replace("def g(self, x)", "def g(self)")
+
+
+def drifted(repo: GitRepo) -> None:
+    repo.commit("add", {"m.py": FITTED})
+    repo.commit("g takes x", {"m.py": CODE})
 
 
 def audit(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
@@ -25,7 +33,7 @@ def audit(root: Path, *args: str, env: dict[str, str] | None = None) -> list[str
 
 def test_cache_folder_ignores_itself(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
-    repo.commit("add", {"m.py": CODE})
+    drifted(repo)
     env = {k: v for k, v in os.environ.items() if k != "HOOKGUARD_CACHE_DIR"}
     assert audit(repo.root, "--no-cache", env=env) == ["HG002"]
     assert not (repo.root / ".hookguard_cache").exists()
@@ -39,7 +47,7 @@ def test_cache_folder_ignores_itself(tmp_path: Path) -> None:
 
 def test_hookguard_cache_dir_moves_it(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
-    repo.commit("add", {"m.py": CODE})
+    drifted(repo)
     moved = tmp_path / "shared" / "caches"
     env = {"HOOKGUARD_CACHE_DIR": str(moved)}
     assert audit(repo.root, env=env) == ["HG002"]

@@ -11,7 +11,7 @@ import pytest
 
 from hookguard.engine import Options, audit
 from hookguard.findings import Finding, Severity
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, write_tree
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +22,17 @@ def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def audited(repo: GitRepo) -> dict[str, Finding]:
     result = audit([repo.root], Options(use_cache=False, workers=1))
     return {f"{f.code} {f.symbol}": f for f in result.findings}
+
+
+def commit_drift(repo: GitRepo, files: dict[str, str], path: str, now: str, then: str,
+                 message: str = "v1") -> None:
+    """Commit ``files`` after a first commit in which ``path`` reads ``then`` where it now reads
+    ``now``: the failing call fitted the override there, and the second commit broke the pair.
+    A drift needs that history: an override no call of its callers' classes ever fitted, in
+    every commit since it was written, is a method of its own (a warning; 259851d)."""
+    assert now in files[path], (now, path)
+    repo.commit("the call fits the override", {**files, path: files[path].replace(now, then)})
+    repo.commit(message, files)
 
 
 # -- shape 3: a base outside the checkout, above the class that lost the hook ------------------
@@ -203,8 +214,11 @@ def test_a_test_class_runs_its_tests_and_fixtures_only(git_repo: Callable[..., G
     ``get_request`` cannot take; but the runner calls tests and fixtures, and no test of this
     class calls ``get_context``: nothing proves the call ever runs for it."""
     repo = git_repo()
-    repo.commit("tests", {"tests/__init__.py": "", "tests/base.py": TEST_BASE,
-                          "tests/test_toolbar.py": _test_case("assert self.get_request()")})
+    # The base's get_context began passing ``page=`` after the override was written: a drift.
+    commit_drift(repo, {"tests/__init__.py": "", "tests/base.py": TEST_BASE,
+                        "tests/test_toolbar.py": _test_case("assert self.get_request()")},
+                 "tests/base.py", "self.get_request(path, page=page)", "self.get_request(path)",
+                 "pass the page")
     found = audited(repo)
     assert not [k for k, f in found.items() if f.severity is Severity.ERROR], found
     # A test that calls get_context makes the call run: the drift is proven.
@@ -250,8 +264,11 @@ def test_a_member_built_as_several_classes_proves_no_pairing(
     """The call with ``latent_sde_dim=`` sits on the path that builds the class accepting it;
     ``DiagGaussian`` is built only on the other path."""
     repo = git_repo()
-    repo.commit("policy", {"pkg/__init__.py": "", "pkg/distributions.py": DISTRIBUTIONS,
-                           "pkg/policy.py": POLICY})
+    # The policy's call began passing ``latent_sde_dim=`` after the distributions were written.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/distributions.py": DISTRIBUTIONS,
+                        "pkg/policy.py": POLICY}, "pkg/policy.py",
+                 "proba_distribution_net(8, latent_sde_dim=4)", "proba_distribution_net(8)",
+                 "policy")
     found = audited(repo)
     assert not [k for k, f in found.items() if f.severity is Severity.ERROR], found
     # One class built into the member: the call is proven to reach it.
@@ -325,6 +342,14 @@ class MethodOperator(Binop):
 """
 
 
+def _drifted_ops(repo: GitRepo, source: str) -> None:
+    """``MethodOperator.operation`` took the base's two arguments until it gained ``name``."""
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/ops.py": source}, "pkg/ops.py",
+                 "def operation(name, left, right, **kwargs):\n"
+                 "        return getattr(left, name)(right, **kwargs)",
+                 "def operation(left, right, **kwargs):\n        return left", "ops")
+
+
 @pytest.mark.parametrize(("guard", "severity"), [
     ("", Severity.ERROR),  # runs whenever _divisions does
     ("if is_index_like(self._meta):\n            ", Severity.WARNING),  # dask, round 2
@@ -338,7 +363,7 @@ def test_a_call_under_a_guard_on_the_instance_is_no_proof(
     source = BINOP.replace("{guard}", guard)
     if "FAST" in guard:
         source = source.replace("class Binop(Expr):\n", "class Binop(Expr):\n    FAST = f()\n\n")
-    repo.commit("ops", {"pkg/__init__.py": "", "pkg/ops.py": source})
+    _drifted_ops(repo, source)
     found = audited(repo)["HG002 pkg.ops.MethodOperator.operation"]
     assert found.severity is severity, found.message
     if severity is Severity.WARNING:
@@ -357,7 +382,7 @@ def test_a_guard_on_a_literal_class_flag_is_decided(
     repo = git_repo()
     source = BINOP.replace("{guard}", "if self.FAST:\n            ").replace(
         "class Binop(Expr):\n", "class Binop(Expr):\n" + flags + "\n")
-    repo.commit("ops", {"pkg/__init__.py": "", "pkg/ops.py": source})
+    _drifted_ops(repo, source)
     found = audited(repo).get("HG002 pkg.ops.MethodOperator.operation")
     if expected is None:
         assert found is None or found.severity is Severity.WARNING, found
@@ -412,7 +437,10 @@ def test_a_call_after_a_step_the_subclass_makes_raise_is_no_proof(
     subclass = ("from pkg.mle import MLEModel\n\n\nclass RecursiveLS(MLEModel):\n"
                 f"    def _validate_can_fix_params(self, names):\n        {validate}\n\n"
                 "    def fit(self):\n        return None\n")
-    repo.commit("models", {"pkg/__init__.py": "", "pkg/mle.py": MLE, "pkg/rls.py": subclass})
+    # RecursiveLS.fit took the base's arguments until it dropped them.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/mle.py": MLE, "pkg/rls.py": subclass},
+                 "pkg/rls.py", "def fit(self):", "def fit(self, start_params=None, **kwargs):",
+                 "models")
     found = audited(repo).get("HG002 pkg.rls.RecursiveLS.fit")
     if expected is None:
         assert found is None, found
@@ -449,8 +477,9 @@ def test_a_member_call_under_a_guard_on_the_holder_is_no_proof(
     git_repo: Callable[..., GitRepo], guard: str, severity: Severity
 ) -> None:
     repo = git_repo()
-    repo.commit("engine", {"pkg/__init__.py": "",
-                           "pkg/engine.py": WORKERS.replace("{guard}", guard)})
+    # The engine began passing ``extra=`` after DraftWorker.step was written: a drift.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/engine.py": WORKERS.replace("{guard}", guard)},
+                 "pkg/engine.py", "step(1, extra=2)", "step(1)", "engine")
     found = audited(repo)["HG002 pkg.engine.DraftWorker.step"]
     assert found.severity is severity, found.message
 
@@ -699,7 +728,9 @@ def test_a_call_in_a_branch_on_any_data_is_no_proof(
     git_repo: Callable[..., GitRepo], guard: str, severity: Severity
 ) -> None:
     repo = git_repo()
-    repo.commit("roi", {"pkg/__init__.py": "", "pkg/roi.py": ROI.format(guard=guard)})
+    # The base's call began passing ``update=`` after LineSegmentROI.setState was written.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/roi.py": ROI.format(guard=guard)},
+                 "pkg/roi.py", "self.setState({}, update=False)", "self.setState({})", "roi")
     found = audited(repo)["HG002 pkg.roi.LineSegmentROI.setState"]
     assert found.severity is severity, found.message
 
@@ -900,7 +931,11 @@ def test_a_base_helper_for_other_subclasses_proves_no_drift(
             + elsewhere[len("BASE: "):] + "return self.get_alert_log(1)\n")
     elif elsewhere:
         files["pkg/runner.py"] = elsewhere
-    repo.commit("plugins", files)
+    # The base's helper passed two positional arguments, which AmpsPlugin.get_alert took, until
+    # it switched to keywords and added ``log=True``: a drift, where nothing else says otherwise.
+    commit_drift(repo, files, "pkg/model.py",
+                 "self.get_alert(current=current, maximum=maximum, log=True)",
+                 "self.get_alert(current, maximum)", "plugins")
     found = audited(repo).get("HG002 pkg.amps.AmpsPlugin.get_alert")
     if severity is None:
         assert found is None, found
@@ -1111,8 +1146,11 @@ def test_an_override_declared_incompatible_still_breaks_the_bases_call(
     comment says the author knew the signatures differ, not that the base's call never comes.
     It changes nothing; deepchem's shape is left open (docs/validation.md)."""
     repo = git_repo()
-    repo.commit("v1", {"pkg/__init__.py": "", "pkg/model.py": TORCH_MODEL,
-                       "pkg/flows.py": FLOW.replace("COMMENT", comment)})
+    # fit_on_batch called ``self.fit((X, y, w))`` until it began passing the epochs and the
+    # callbacks by keyword: a drift.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/model.py": TORCH_MODEL,
+                        "pkg/flows.py": FLOW.replace("COMMENT", comment)}, "pkg/model.py",
+                 "self.fit((X, y, w), nb_epoch=1, callbacks=callbacks)", "self.fit((X, y, w))")
     found = audited(repo)["HG002 pkg.flows.NormalizingFlowModel.fit"]
     assert found.severity is Severity.ERROR, found.message
 
@@ -1235,10 +1273,12 @@ def test_a_class_private_method_is_no_override(
     HG003 with inferred state on). With one underscore it is an override, and the base's
     call fails."""
     repo = git_repo()
-    repo.commit("v1", {"pkg/__init__.py": "",
-                       "pkg/base.py": PRIVATE_BASE.replace("NAME", name),
-                       "pkg/sub.py": PRIVATE_SUB.replace("NAME", name),
-                       "pyproject.toml": "[tool.hookguard]\ninferred-state = true\n"})
+    # The base's call took no arguments until it began passing ``a, b``.
+    commit_drift(repo, {"pkg/__init__.py": "",
+                        "pkg/base.py": PRIVATE_BASE.replace("NAME", name),
+                        "pkg/sub.py": PRIVATE_SUB.replace("NAME", name),
+                        "pyproject.toml": "[tool.hookguard]\ninferred-state = true\n"},
+                 "pkg/base.py", f"self.{name}(a, b)", f"self.{name}()")
     found = audited(repo)
     drift = found.get(f"HG002 pkg.sub.Sub.{name}")
     assert (drift is not None and drift.severity is Severity.ERROR) is fires, drift
@@ -1410,8 +1450,10 @@ def test_a_caller_replaced_further_up_the_chain_does_not_run(
     ``CompositeElementPlot._init_glyphs`` it reaches replaces ``ElementPlot``'s without it: the
     base's three-argument call never runs for a DonutPlot. Passed on at every link, it does."""
     repo = git_repo()
-    repo.commit("v1", {"pkg/__init__.py": "", "pkg/donut.py": DONUT,
-                       "pkg/element.py": ELEMENT.replace("PASS_ON", pass_on)})
+    # DonutPlot._init_glyph took ``key=None`` until it made it required: a drift.
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/donut.py": DONUT,
+                        "pkg/element.py": ELEMENT.replace("PASS_ON", pass_on)}, "pkg/donut.py",
+                 "properties, key):", "properties, key=None):")
     found = audited(repo).get("HG002 pkg.donut.DonutPlot._init_glyph")
     assert (found is not None and found.severity is Severity.ERROR) is fires, found
 
@@ -1496,8 +1538,12 @@ def test_a_call_the_declared_placeholder_cannot_take_is_a_broken_caller(
     the public caller passes three arguments, which the declaration itself refuses: a broken
     caller, not drift of the stub that matches the declaration."""
     repo = git_repo()
-    repo.commit("v1", {"pkg/__init__.py": "", "pkg/phy.py": PHY,
-                       "pkg/base.py": RAWIO.replace("PARAMS", params)})
+    # The public caller passed two arguments, which PhyRawIO's override took, until it added
+    # ``index``: a drift (where the declaration does not refuse the call itself).
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/phy.py": PHY,
+                        "pkg/base.py": RAWIO.replace("PARAMS", params)}, "pkg/base.py",
+                 "_rescale_event_timestamp(event_timestamps, dtype, index)",
+                 "_rescale_event_timestamp(event_timestamps, dtype)")
     found = audited(repo).get("HG002 pkg.phy.PhyRawIO._rescale_event_timestamp")
     assert (found is not None and found.severity is Severity.ERROR) is fires, found
 
@@ -1552,3 +1598,142 @@ def test_a_name_only_a_dead_override_calls_is_dead_too(
     image_key = found.get("HG001 pkg.deprecated.DeprecatedImagesPipeline.image_key")
     assert (image_key is not None and image_key.severity is Severity.ERROR) is image_key_dead, \
         image_key
+
+
+# -- round 11/13/14: an override no call of its callers ever fitted is a method of its own -------
+FFMPEG_BASE = """class FFmpegPostProcessor:
+    def run_ffmpeg(self, path, out_path, opts):
+        return out_path
+
+    def force_keyframes(self, path):
+        out = path + ".tmp"
+        opts = ["-force_key_frames", "1"]
+        self.run_ffmpeg(path, out, opts)
+        return out
+"""
+FFMPEG_SUB = """from pkg.ffmpeg import FFmpegPostProcessor
+
+
+class FFmpegVideoConvertor(FFmpegPostProcessor):
+    def run_ffmpeg(self, path, out_path, codec, more_opts):
+        return super().run_ffmpeg(path, out_path, [*codec, *more_opts])
+"""
+CONVERTOR = "HG002 pkg.convert.FFmpegVideoConvertor.run_ffmpeg"
+
+
+def test_an_override_that_never_fitted_the_bases_call_is_a_method_of_its_own(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """yt-dlp, round 11: ``run_ffmpeg(self, path, out_path, codec, more_opts)`` was written that
+    way in its first commit, beside the base's three-argument calls, and stayed so through every
+    commit since: no call of the base's ever reached it; its own method, a warning."""
+    repo = git_repo()
+    repo.commit("ffmpeg", {"pkg/__init__.py": "", "pkg/ffmpeg.py": FFMPEG_BASE,
+                           "pkg/convert.py": FFMPEG_SUB})
+    repo.commit("document the convertor", {"pkg/convert.py": FFMPEG_SUB.replace(
+        "FFmpegPostProcessor):\n", "FFmpegPostProcessor):\n    '''Convert the video.'''\n\n")})
+    repo.commit("a probe", {"pkg/ffmpeg.py": FFMPEG_BASE
+                            + "\n    def probe(self, path):\n        return path\n"})
+    found = audited(repo)
+    assert found[CONVERTOR].severity is Severity.WARNING, found[CONVERTOR].message
+    assert "method of its own" in found[CONVERTOR].message
+    assert not [k for k, f in found.items() if f.severity is Severity.ERROR], found
+
+
+def test_an_override_that_once_fitted_the_bases_call_drifted(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The same pair, where the base's call fitted the override in the first commit and a later
+    commit added ``more_opts`` to it: a drift, an error."""
+    repo = git_repo()
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/ffmpeg.py": FFMPEG_BASE,
+                        "pkg/convert.py": FFMPEG_SUB}, "pkg/convert.py",
+                 "def run_ffmpeg(self, path, out_path, codec, more_opts):\n"
+                 "        return super().run_ffmpeg(path, out_path, [*codec, *more_opts])",
+                 "def run_ffmpeg(self, path, out_path, codec):\n"
+                 "        return super().run_ffmpeg(path, out_path, codec)",
+                 "more options")
+    repo.commit("a probe", {"pkg/ffmpeg.py": FFMPEG_BASE
+                            + "\n    def probe(self, path):\n        return path\n"})
+    found = audited(repo)[CONVERTOR]
+    assert found.severity is Severity.ERROR, found.message
+
+
+def test_an_override_without_history_is_still_a_drift(tmp_path: Path) -> None:
+    """No git: no history to disprove the drift; it stays an error."""
+    root = write_tree(tmp_path / "plain", {"pkg/__init__.py": "", "pkg/ffmpeg.py": FFMPEG_BASE,
+                                           "pkg/convert.py": FFMPEG_SUB})
+    result = audit([root], Options(use_cache=False, workers=1))
+    found = {f"{f.code} {f.symbol}": f for f in result.findings}[CONVERTOR]
+    assert found.severity is Severity.ERROR, found.message
+
+
+def test_a_caller_class_newer_than_the_override_disproves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The override was written against another base; a later restructuring put
+    ``FFmpegPostProcessor`` (the class whose call fails) between them. What its calls would
+    have met before it existed is unknown: no disproof, an error."""
+    repo = git_repo()
+    repo.commit("post-processors", {
+        "pkg/__init__.py": "",
+        "pkg/ffmpeg.py": ("class PostProcessor:\n"
+                          "    def run_ffmpeg(self, path, out_path, opts):\n"
+                          "        return out_path\n"),
+        "pkg/convert.py": FFMPEG_SUB.replace("FFmpegPostProcessor", "PostProcessor")})
+    repo.commit("an ffmpeg base", {
+        "pkg/ffmpeg.py": FFMPEG_BASE.replace("class FFmpegPostProcessor:\n",
+                                             "class PostProcessor:\n    pass\n\n\n"
+                                             "class FFmpegPostProcessor(PostProcessor):\n"),
+        "pkg/convert.py": FFMPEG_SUB})
+    found = audited(repo)[CONVERTOR]
+    assert found.severity is Severity.ERROR, found.message
+
+
+PROXY = """class BaseProxy:
+    def load(self, time_slice=None, LOAD):
+        raise NotImplementedError
+
+
+class AnalogSignalProxy(BaseProxy):
+    def load(self, time_slice=None):
+        return time_slice
+
+
+class SpikeTrainProxy(BaseProxy):
+    def load(self, time_slice=None, load_waveforms=False):
+        return time_slice
+"""
+SEGMENT = """from pkg.proxy import BaseProxy
+
+
+class Segment:
+    def __init__(self, spiketrains):
+        self.spiketrains = spiketrains
+
+    def load(self):
+        for spiketrain in self.spiketrains:
+            if isinstance(spiketrain, BaseProxy):
+                spiketrain.load(load_waveforms=True)
+"""
+
+
+@pytest.mark.parametrize(("load", "fires"), [
+    ("**kwargs", False),  # neo: the keyword is for the subclasses that name it
+    ("load_waveforms=False", True),  # the base names it: every BaseProxy must take it
+])
+def test_a_keyword_the_narrowed_base_takes_only_through_kwargs_proves_nothing(
+    git_repo: Callable[..., GitRepo], load: str, fires: bool
+) -> None:
+    """python-neo, round 14: ``spiketrain.load(load_waveforms=True)`` under
+    ``isinstance(spiketrain, BaseProxy)``, where ``BaseProxy.load`` takes the keyword only
+    through ``**kwargs``: it is addressed to ``SpikeTrainProxy``, which names it, and proves
+    nothing about its sibling ``AnalogSignalProxy.load(self, time_slice=None)``. Where the base
+    names the keyword, the sibling breaks its contract. Both with a drift history (the call
+    began passing the keyword), so only the ``**kwargs`` makes the difference."""
+    repo = git_repo()
+    commit_drift(repo, {"pkg/__init__.py": "", "pkg/proxy.py": PROXY.replace("LOAD", load),
+                        "pkg/segment.py": SEGMENT}, "pkg/segment.py",
+                 "spiketrain.load(load_waveforms=True)", "spiketrain.load()", "load waveforms")
+    found = audited(repo).get("HG002 pkg.proxy.AnalogSignalProxy.load")
+    assert (found is not None and found.severity is Severity.ERROR) is fires, found

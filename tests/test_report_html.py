@@ -76,8 +76,11 @@ def test_page_is_self_contained(page_file: Path) -> None:
 def test_hostile_names_are_escaped(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
     evil = "<script>alert(1)<\x2fscript>\x1b.py"
-    repo.commit("add", {evil: "class A:\n    def f(self):\n        self.g(1)\n\n"
-                              "    def g(self, x): ...\n\n\nclass B(A):\n    def g(self): ...\n"})
+    drift = ("class A:\n    def f(self):\n        self.g(1)\n\n"
+             "    def g(self, x): ...\n\n\nclass B(A):\n    def g(self): ...\n")
+    # The base's call fitted B.g until the hook gained ``x``: a drift, with history.
+    repo.commit("add", {evil: drift.replace("g(1)", "g()").replace("g(self, x)", "g(self)")})
+    repo.commit("g takes x", {evil: drift})
     out = tmp_path / "report.html"
     proc = report(repo.root, out)
     assert proc.returncode == 1, proc.stderr
@@ -202,10 +205,13 @@ NEW = "_prepare_page_table_tensor_for_distributed_attention"
 BASE = "LightningLikeModuleWithAVeryLongDescriptiveName"
 
 
-def trial_files(subclasses: int, renamed: bool) -> dict[str, str]:
+def trial_files(
+    subclasses: int, renamed: bool, passed: str = ", dataloader_idx=0"
+) -> dict[str, str]:
     """The trial's shape (a 131 x 42 hook grid): a base whose 42 hooks come from a mixin, each
-    subclass overriding 12 of them; among the first 131, every 4th drifts from one (HG002) and
-    every 10th keeps an override of the hook the base renames (HG001), all names long."""
+    subclass overriding 12 of them; among the first 131, every 4th drifts from one (HG002: the
+    base began passing ``dataloader_idx=``) and every 10th keeps an override of the hook the
+    base renames (HG001), all names long."""
     name = NEW if renamed else OLD
     files = {
         "trial/__init__.py": "",
@@ -215,7 +221,7 @@ def trial_files(subclasses: int, renamed: bool) -> dict[str, str]:
         "trial/module.py": (
             f"from trial.hooks import ModelHooksMixin\n\n\nclass {BASE}(ModelHooksMixin):\n"
             "    def run(self, batch):\n"
-            + "".join(f"        self.{h}(batch, batch_idx=1, dataloader_idx=0)\n" for h in HOOKS)
+            + "".join(f"        self.{h}(batch, batch_idx=1{passed})\n" for h in HOOKS)
             + f"        self.{name}()\n\n    def {name}(self):\n        pass\n"),
     }
     for i in range(subclasses):
@@ -240,7 +246,9 @@ def trial_files(subclasses: int, renamed: bool) -> dict[str, str]:
 
 def trial_page(base: Path, subclasses: int) -> Path:
     repo = GitRepo(base / f"trial-{subclasses}")
-    repo.commit("the family", trial_files(subclasses, renamed=False))
+    repo.commit("the family", trial_files(subclasses, renamed=False, passed=""))
+    repo.commit("Pass dataloader_idx to the hooks",
+                {"trial/module.py": trial_files(0, renamed=False)["trial/module.py"]})
     repo.commit("Rename the pool mapping hook",
                 {"trial/module.py": trial_files(0, renamed=True)["trial/module.py"]})
     out = base / f"trial-{subclasses}.html"
