@@ -363,7 +363,8 @@ class SignatureDrift(Rule):
             definition = (
                 reference.method(method.name) if isinstance(reference, ClassInfo) else None)
             if definition is None or (_declares(definition) and not bind(call, definition).ok) or (
-                    any(n not in definition.keyword_names for n in result.unexpected)):
+                    call.receiver == "typed" and definition.takes_any_keyword
+                    and any(n not in definition.keyword_names for n in result.unexpected)):
                 # (or it passes a keyword that method takes only through ``**kwargs``: one the
                 # subclasses that name it take, addressed to them: neo's
                 # ``spiketrain.load(load_waveforms=True)`` under ``isinstance(x, BaseProxy)``,
