@@ -518,12 +518,19 @@ class StaleOverride(Rule):
         in a line written by the renaming commit or after it: the dispatch moved into the
         subclass, which runs its method of the old name itself (urwid's
         ``FlagFileWidget.unhandled_keys``, kornia's ``identity_matrix``: first contact, rounds
-        6 and 7). An own call older than the rename (MiniMax-M3's ``_rebuild_after_resize``)
-        proves nothing: the hook point still went to the new name."""
+        6 and 7); or in its replacement of a base method that now calls the new name, whatever
+        its age: the class's hook point is its own. An own call older than the rename
+        elsewhere (MiniMax-M3's ``_rebuild_after_resize``) proves nothing: the hook point still
+        went to the new name."""
         change, history = evidence.change, ctx.history
         if change is None or history is None or not change.when or evidence.kind != "history":
             return False
         below = {n.fq for n in ctx.project.descendants(info)} | {info.fq}
+        # The base's callers of the new name: what the hook point is now.
+        callers = {m.name for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)
+                   for m in a.record.methods.values()
+                   if any(c.name == evidence.new and c.receiver in ("self", "cls")
+                          for c in m.calls)}
         for user in own_users:
             if user.fq not in below:
                 continue
@@ -531,10 +538,14 @@ class StaleOverride(Rule):
                 if user is info and other is method:
                     continue
                 for call in other.calls:
-                    if call.name == method.name and call.receiver in ("self", "cls") and (
-                        history.written_after(user.file.path, call.line, call.line,
-                                              change.when, change.commit)
-                    ):
+                    if call.name != method.name or call.receiver not in ("self", "cls"):
+                        continue
+                    if other.name in callers:
+                        return True  # its replacement of the base's caller calls the old
+                        # name: the hook point of this class is its own (cornac's
+                        # ``evaluate`` calling ``self._eval``: first contact, round 18)
+                    if history.written_after(user.file.path, call.line, call.line,
+                                             change.when, change.commit):
                         return True
         return False
 

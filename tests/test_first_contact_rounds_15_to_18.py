@@ -1,7 +1,9 @@
-"""Round 15's shapes (docs/validation.md), each with a case that must fire and one that must
-not: a forwarding method's member call is no hook call even where a context-free patch does
-not show the ``def`` it is in; an override of what a known base outside the checkout defines
-(``unittest.TestCase.setUpClass``) is no stale override."""
+"""Rounds 15 to 18's shapes (docs/validation.md), each with a case that must fire and one that
+must not: a forwarding method's member call is no hook call even where a context-free patch
+does not show the ``def`` it is in; a string a change adds refuses the hook only beside a
+``raise`` or a warning; an override of what a known base outside the checkout defines
+(``unittest.TestCase.setUpClass``) is no stale override; a renamed hook the class calls by its
+old name from its own replacement of the base's caller still runs."""
 
 from __future__ import annotations
 
@@ -185,4 +187,59 @@ def test_a_hook_no_known_base_defines_stays_stale(git_repo: Callable[..., GitRep
         "    @classmethod\n    def setUpEngine(cls):\n        cls.connection = object()\n\n",
         "").replace("        self.setUpEngine()\n", "        pass\n")})
     found = audited(repo)["HG001 pkg.tests.test_cols.TestColumns.setUpEngine"]
+    assert found.severity is Severity.ERROR
+
+
+BASE_METHOD = """\
+class BaseMethod:
+    def __init__(self, test_set):
+        self.test_set = test_set
+
+    def _eval(self, model, test_set):
+        return model(test_set)
+
+    def evaluate(self, model):
+        return self._eval(model=model, test_set=self.test_set)
+"""
+
+PSE = """\
+from pkg.base import BaseMethod
+
+
+class PropensityEvaluation(BaseMethod):
+    def _eval(self, model, test_set, props=None):
+        return model(test_set, props)
+
+    def evaluate(self, model):
+{body}
+"""
+
+
+def _renamed_eval_repo(repo: GitRepo, body: str) -> None:
+    repo.commit("methods", {"pkg/__init__.py": "", "pkg/base.py": BASE_METHOD,
+                            "pkg/pse.py": PSE.format(body=body)})
+    repo.commit("make eval() a staticmethod", {"pkg/base.py": BASE_METHOD.replace(
+        "_eval", "eval")})
+
+
+def test_an_own_replacement_of_the_bases_caller_keeps_the_old_name_running(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """cornac's ``PropensityStratifiedEvaluation``: its ``evaluate`` replaces the base's (no
+    ``super()``) and calls ``self._eval`` itself, in a line older than the rename: this
+    class's hook point is its own, and the override runs there."""
+    repo = git_repo()
+    _renamed_eval_repo(repo, "        return self._eval(model, self.test_set, props=1)")
+    found = audited(repo).get("HG001 pkg.pse.PropensityEvaluation._eval")
+    assert found is None or found.severity is Severity.WARNING
+
+
+def test_a_replacement_passing_the_call_on_leaves_the_old_name_dead(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """Must fire: the same class whose ``evaluate`` only passes the call on with ``super()``
+    (the base's caller now calls ``eval``: ``_eval`` never runs)."""
+    repo = git_repo()
+    _renamed_eval_repo(repo, "        return super().evaluate(model)")
+    found = audited(repo)["HG001 pkg.pse.PropensityEvaluation._eval"]
     assert found.severity is Severity.ERROR
