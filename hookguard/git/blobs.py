@@ -29,6 +29,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -209,17 +210,21 @@ _NOT_TOP = (b"", b" ", b"\t", b"\r", b"\n", b"\f", b"#")
 DefOwners = dict[bytes, dict[bytes, int]]
 
 
+@lru_cache(maxsize=256)
+def _class_head(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?:^|\n)class[ \t]+" + re.escape(name.encode()) + rb"\b")
+
+
 def class_segment(data: bytes, name: str) -> bytes | None:
     """The text of the top-level class ``name`` in ``data`` (from its ``class`` line at
     column 0 to the next line that starts in column 0), or None when there is no such line
     or more than one. What it holds can be parsed alone: a line of the class that starts in
     column 0 (a string's continuation) cuts it short, and then the parse fails."""
-    head = re.compile(rb"(?:^|\n)class[ \t]+" + re.escape(name.encode()) + rb"\b")
-    found = head.findall(data, 0)
-    if len(found) != 1:
+    head = _class_head(name)
+    matches = head.finditer(data)
+    match = next(matches, None)
+    if match is None or next(matches, None) is not None:
         return None
-    match = head.search(data)
-    assert match is not None
     start = match.start() + (1 if data[match.start():match.start() + 1] == b"\n" else 0)
     following = _TOP_LINE.search(data, match.end())
     return data[start:following.start() + 1 if following else len(data)]

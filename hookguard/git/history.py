@@ -677,8 +677,15 @@ class HistoryIndex:
         except GitError:
             return
         parsed: dict[bytes, dict[str, ClassRecord]] = {}
+        by_blob: dict[tuple[str, str, str], dict[str, ClassRecord]] = {}
 
-        def classes(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
+        def classes(path: str, sha: str, data: bytes, top: str) -> dict[str, ClassRecord]:
+            known = by_blob.get((path, sha, top))
+            if known is None:
+                known = by_blob[(path, sha, top)] = read(path, data, top)
+            return known
+
+        def read(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
             segment = class_segment(data, top)
             key = b"s" + path.encode("utf-8", "surrogateescape") + b"\0" + (
                 segment if segment is not None else b"f" + data)
@@ -709,7 +716,7 @@ class HistoryIndex:
                 version[path] = {
                     qualname: record
                     for top in dict.fromkeys(q.split(".", 1)[0] for q in wanted[path])
-                    for qualname, record in classes(path, blobs[sha], top).items()
+                    for qualname, record in classes(path, sha, blobs[sha], top).items()
                     if qualname in wanted[path]}
             yield version
 

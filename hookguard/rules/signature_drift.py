@@ -821,7 +821,7 @@ def _own_call(
     return None
 
 
-_DRIFT_HISTORY = 150  # commits read, newest first, for the history of an override and its callers
+_DRIFT_HISTORY = 500  # commits read, newest first, for the history of an override and its callers
 
 
 def _never_fitted(
