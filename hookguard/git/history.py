@@ -662,18 +662,19 @@ class HistoryIndex:
         return header is not None and out[:40].decode("ascii") == change
 
     def past_classes(
-        self, wanted: Mapping[str, Collection[str]], limit: int = 60
+        self, wanted: Mapping[str, Collection[str]], limit: int = 60, follow: bool = False
     ) -> Iterator[dict[str, dict[str, ClassRecord]]]:
         """The classes ``wanted`` (qualnames by path) at each of the newest ``limit`` commits
         that touched any of those files, newest first, by path and qualname; a class a
-        version lacks (or a file over the size limit) is absent from its entry. Each
-        version's top-level class is cut out of the file and parsed alone, once per distinct
-        text (commits to the rest of the file cost one search), else the whole version;
-        nothing is imported."""
+        version lacks (or a file over the size limit) is absent from its entry. With
+        ``follow``, each file is followed back through its renames (``git log --follow``):
+        its entry holds what the file held under its name at that commit. Each version's
+        top-level class is cut out of the file and parsed alone, once per distinct text
+        (commits to the rest of the file cost one search), else the whole version; nothing
+        is imported."""
         paths = list(wanted)
         try:
-            out = self.repo.git("--literal-pathspecs", "log", "--format=%H", f"-n{limit}",
-                                "--", *paths)
+            timeline = self._timeline(paths, limit, follow)
         except GitError:
             return
         parsed: dict[bytes, dict[str, ClassRecord]] = {}
@@ -700,16 +701,16 @@ class HistoryIndex:
                         BlobJob(path, "", path.endswith("__init__.py"), data)) or {}
             return found
 
-        commits = out.decode("ascii", "replace").split()
         try:  # (every version in one ``cat-file --batch``)
             ids, blobs = self.repo.read_blobs_by_id(
-                [f"{commit}:{path}" for commit in commits for path in paths])
+                [f"{commit}:{where.get(path, path)}" for commit, where in timeline
+                 for path in paths])
         except GitError:
             return
-        for commit in commits:
+        for commit, where in timeline:
             version: dict[str, dict[str, ClassRecord]] = {}
             for path in paths:
-                name = f"{commit}:{path}"
+                name = f"{commit}:{where.get(path, path)}"
                 sha = ids.get(name)
                 if sha is None or len(blobs[sha]) > self.max_size:
                     continue
@@ -720,15 +721,38 @@ class HistoryIndex:
                     if qualname in wanted[path]}
             yield version
 
-    def moved_in(self, path: str) -> bool:
-        """Whether ``path`` came where it is by a rename or a copy in the history (``git log
-        --follow``), or the history cannot say: what it held before is under other paths."""
-        try:
-            out = self.repo.git("--literal-pathspecs", "log", "--follow", "--format=",
-                                "--name-status", "--", path)
-        except GitError:
-            return True
-        return any(line[:1] in (b"R", b"C") for line in out.split(b"\n"))
+    def _timeline(
+        self, paths: Sequence[str], limit: int, follow: bool
+    ) -> list[tuple[str, dict[str, str]]]:
+        """The newest ``limit`` commits touching ``paths``, newest first (by commit time),
+        each with the path each file had at it: followed back through its renames (one
+        ``git log --follow`` per file) when ``follow``, else the path as it is."""
+        seen: dict[str, int] = {}
+        lineages: dict[str, list[tuple[int, str]]] = {}  # path -> (time, its name), newest first
+        if follow:
+            for path in paths:
+                out = self.repo.git("--literal-pathspecs", "log", "--follow", "--name-only",
+                                    f"--format={_MARK}%H %ct", f"-n{limit}", "--", path)
+                lineage = lineages[path] = []
+                for record in out.split(_SEPARATOR)[1:]:
+                    head, _, names = record.partition(b"\n")
+                    commit, _, when = head.decode("ascii", "replace").partition(" ")
+                    name = next((n for n in names.split(b"\n") if n), None)
+                    if name is None or not when.isdigit():
+                        continue
+                    lineage.append((int(when), os.fsdecode(name)))
+                    seen[commit] = int(when)
+        else:
+            out = self.repo.git("--literal-pathspecs", "log", "--format=%H %ct", f"-n{limit}",
+                                "--", *paths)
+            for line in out.decode("ascii", "replace").splitlines():
+                commit, _, when = line.partition(" ")
+                if when.isdigit():
+                    seen[commit] = int(when)
+        ordered = sorted(seen.items(), key=lambda item: -item[1])[:limit]
+        return [(commit, {  # each file's name at its newest commit at or before this one
+            path: next((p for t, p in lineage if t <= at), lineage[-1][1])
+            for path, lineage in lineages.items() if lineage}) for commit, at in ordered]
 
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:

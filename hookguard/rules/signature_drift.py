@@ -839,8 +839,9 @@ def _never_fitted(
     and 13). A call that once fitted, and a later commit broke (the base began passing a
     keyword, the override gained a required parameter), is a drift; so is any pair whose
     history is out of reach (no git, a caller outside the checkout, a class older than the
-    history read, a file renamed into place, a base family restructured meanwhile): no
-    evidence, no disproof. A change
+    history read, a base family restructured meanwhile): no evidence, no disproof. Each
+    file is followed through its renames (keras 3's metrics came from ``keras_core``,
+    sympy's ``fortran.py`` was ``fcode.py``, gluonts' MQF2 left the nursery). A change
     under review (``check``, ``upgrade``) is its own history."""
     history = ctx.history
     if ctx.reviewing or history is None:
@@ -851,7 +852,7 @@ def _never_fitted(
     for node in (*holders, info):
         wanted.setdefault(node.file.path, set()).add(node.record.qualname)
     read = had = 0
-    for version in history.past_classes(wanted, _DRIFT_HISTORY):
+    for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=True):
         read += 1
         old_class = version.get(info.file.path, {}).get(info.record.qualname)
         old_method = old_class.methods.get(method.name) if old_class else None
@@ -866,10 +867,8 @@ def _never_fitted(
                for old in old_holders if old is not None
                for caller in old.methods.values() for call in caller.calls):
             return None  # it once fitted: a drift
-    if not had or had == _DRIFT_HISTORY or history.moved_in(info.file.path):
-        return None  # no committed version, or one older than the history read, or a file
-        # renamed into place: its life before is under another path (keras 3's metrics,
-        # sympy's fcode.py become fortran.py)
+    if not had or had == _DRIFT_HISTORY:
+        return None  # no committed version, or one older than the history read
     return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
             f"{info.name}.{method.name} in the history of both (since it was written): it is a "
             "method of its own, written to other arguments, that those calls may never reach")
