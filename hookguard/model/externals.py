@@ -90,8 +90,16 @@ KNOWN_EXTERNALS: dict[str, frozenset[str]] = {
 }
 
 
+# Qt's bindings: generated from C++ classes whose methods are camelCase; none defines a name
+# with a leading underscore (dunders aside).
+_QT_PACKAGES = frozenset({"PyQt4", "PyQt5", "PyQt6", "PySide", "PySide2", "PySide6", "qtpy"})
+
+
 def external_defines(external: str, name: str) -> bool | None:
     """Whether the class outside the checkout named ``external`` defines ``name``: True, False,
     or None when hookguard does not know that class."""
     known = KNOWN_EXTERNALS.get(external)
+    if known is None and external.split(".", 1)[0] in _QT_PACKAGES and name.startswith("_") and (
+            not name.endswith("__")):
+        return False  # (picard's ``_create_checkbox_widget`` over a ``QWidget``: round 19)
     return None if known is None else name in known

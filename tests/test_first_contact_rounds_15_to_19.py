@@ -1,9 +1,10 @@
-"""Rounds 15 to 18's shapes (docs/validation.md), each with a case that must fire and one that
+"""Rounds 15 to 19's shapes (docs/validation.md), each with a case that must fire and one that
 must not: a forwarding method's member call is no hook call even where a context-free patch
 does not show the ``def`` it is in; a string a change adds refuses the hook only beside a
 ``raise`` or a warning; an override of what a known base outside the checkout defines
 (``unittest.TestCase.setUpClass``) is no stale override; a renamed hook the class calls by its
-old name from its own replacement of the base's caller still runs."""
+old name from its own replacement of the base's caller still runs; a Qt base defines no name
+with a leading underscore, so it hides no removed private hook."""
 
 from __future__ import annotations
 
@@ -243,3 +244,52 @@ def test_a_replacement_passing_the_call_on_leaves_the_old_name_dead(
     _renamed_eval_repo(repo, "        return super().evaluate(model)")
     found = audited(repo)["HG001 pkg.pse.PropensityEvaluation._eval"]
     assert found.severity is Severity.ERROR
+
+
+MENU = """\
+from PyQt6 import QtWidgets
+
+
+class CheckboxMenuItem(QtWidgets.QWidget):
+    def __init__(self, text, parent=None):
+        super().__init__(parent=parent)
+        self.widget = self.{hook}(text)
+
+    def {hook}(self, text):
+        return text
+"""
+
+COLLECTION = """\
+from pkg.menuitem import CheckboxMenuItem
+
+
+class CollectionMenuItem(CheckboxMenuItem):
+    def {hook}(self, text):
+        return text.upper()
+"""
+
+
+def _qt_repo(repo: GitRepo, hook: str) -> None:
+    repo.commit("menu", {"pkg/__init__.py": "", "pkg/menuitem.py": MENU.format(hook=hook),
+                         "pkg/collection.py": COLLECTION.format(hook=hook)})
+    repo.commit("Re-implement CheckboxMenuItem", {"pkg/menuitem.py": MENU.format(hook=hook).replace(
+        f"        self.widget = self.{hook}(text)\n\n    def {hook}(self, text):\n"
+        "        return text\n", "        self.widget = text\n")})
+
+
+def test_a_qt_base_hides_no_removed_private_hook(git_repo: Callable[..., GitRepo]) -> None:
+    """picard's ``CollectionMenuItem._create_checkbox_widget`` over a ``QWidget``: Qt's
+    generated camelCase classes define no ``_name``, so the removed hook is gone for good."""
+    repo = git_repo()
+    _qt_repo(repo, "_create_checkbox_widget")
+    found = audited(repo)["HG001 pkg.collection.CollectionMenuItem._create_checkbox_widget"]
+    assert found.severity is Severity.ERROR
+
+
+def test_a_qt_base_may_define_a_public_name(git_repo: Callable[..., GitRepo]) -> None:
+    """Must not be an error: a removed ``createWidget`` may be ``QWidget``'s (Qt's API is
+    not listed), so the override may still run."""
+    repo = git_repo()
+    _qt_repo(repo, "createWidget")
+    found = audited(repo).get("HG001 pkg.collection.CollectionMenuItem.createWidget")
+    assert found is None or found.severity is Severity.WARNING
