@@ -851,24 +851,38 @@ def _never_fitted(
     wanted: dict[str, set[str]] = {}
     for node in (*holders, info):
         wanted.setdefault(node.file.path, set()).add(node.record.qualname)
-    read = had = 0
-    for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=True):
-        read += 1
-        old_class = version.get(info.file.path, {}).get(info.record.qualname)
-        old_method = old_class.methods.get(method.name) if old_class else None
-        if old_method is None:
-            continue
-        had = read
-        old_holders = [version.get(h.file.path, {}).get(h.record.qualname) for h in holders]
-        if any(old is None for old in old_holders):
-            return None  # the callers' classes came later: calls before them are unknown
-        if any(call.name == method.name and (call.receiver, call.explicit_base) in ways
-               and bind(call, old_method, unbound=_unbound(call, old_method)).ok
-               for old in old_holders if old is not None
-               for caller in old.methods.values() for call in caller.calls):
-            return None  # it once fitted: a drift
-    if not had or had == _DRIFT_HISTORY:
-        return None  # no committed version, or one older than the history read
+    def scan(follow: bool) -> tuple[str, int, int]:
+        """How the versions end, newest first: "fit" (a call fitted: a drift), "later" (the
+        callers' classes came later: calls before them are unknown) or "end"; the last version
+        read with the override; the versions read."""
+        read = had = 0
+        for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=follow):
+            read += 1
+            old_class = version.get(info.file.path, {}).get(info.record.qualname)
+            old_method = old_class.methods.get(method.name) if old_class else None
+            if old_method is None:
+                continue
+            had = read
+            old_holders = [version.get(h.file.path, {}).get(h.record.qualname)
+                           for h in holders]
+            if any(old is None for old in old_holders):
+                return "later", had, read
+            if any(call.name == method.name and (call.receiver, call.explicit_base) in ways
+                   and bind(call, old_method, unbound=_unbound(call, old_method)).ok
+                   for old in old_holders if old is not None
+                   for caller in old.methods.values() for call in caller.calls):
+                return "fit", had, read
+        return "end", had, read
+
+    # The files' own paths first (one plain ``git log``); followed through renames only
+    # where that history stops with the classes there: their files may have come by a
+    # rename, the rest of their life under other paths (keras 3, gluonts, sympy's printers).
+    ending, had, read = scan(follow=False)
+    if ending == "later" or (ending == "end" and had and had == read < _DRIFT_HISTORY):
+        ending, had, read = scan(follow=True)
+    if ending != "end" or not had or had == _DRIFT_HISTORY:
+        return None  # a drift, callers younger than the override, no committed version, or
+        # one older than the history read
     return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
             f"{info.name}.{method.name} in the history of both (since it was written): it is a "
             "method of its own, written to other arguments, that those calls may never reach")

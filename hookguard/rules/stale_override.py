@@ -518,10 +518,11 @@ class StaleOverride(Rule):
         in a line written by the renaming commit or after it: the dispatch moved into the
         subclass, which runs its method of the old name itself (urwid's
         ``FlagFileWidget.unhandled_keys``, kornia's ``identity_matrix``: first contact, rounds
-        6 and 7); or in its replacement of a base method that now calls the new name, whatever
-        its age: the class's hook point is its own. An own call older than the rename
-        elsewhere (MiniMax-M3's ``_rebuild_after_resize``) proves nothing: the hook point still
-        went to the new name."""
+        6 and 7); or the class itself calls it in its replacement of a base method that now
+        calls the new name, whatever its age: the class's hook point is its own (a subclass's
+        replacement leaves the class's own instances without the hook: kornia's shape). An own
+        call older than the rename elsewhere (MiniMax-M3's ``_rebuild_after_resize``) proves
+        nothing: the hook point still went to the new name."""
         change, history = evidence.change, ctx.history
         if change is None or history is None or not change.when or evidence.kind != "history":
             return False
@@ -540,7 +541,7 @@ class StaleOverride(Rule):
                 for call in other.calls:
                     if call.name != method.name or call.receiver not in ("self", "cls"):
                         continue
-                    if other.name in callers:
+                    if user is info and other.name in callers:
                         return True  # its replacement of the base's caller calls the old
                         # name: the hook point of this class is its own (cornac's
                         # ``evaluate`` calling ``self._eval``: first contact, round 18)
