@@ -264,3 +264,41 @@ def test_past_classes_cut_out_each_class_and_agree_with_whole_file_parses(
     newest = next(iter(history.past_classes({"pkg/a.py": {"Base"}}, limit=1)))
     assert newest["pkg/a.py"].keys() == {"Base"}
     assert list(history.past_classes({"no/such.py": {"Base"}})) == []
+
+
+def test_a_class_cut_to_the_methods_naming_a_hook_reads_as_the_whole_class_does() -> None:
+    """``methods_naming`` keeps the class head and the blocks that name the word (with their
+    decorators); what it keeps parses to the same methods, calls and parameters."""
+    from hookguard.git.blobs import class_segment, methods_naming
+
+    text = textwrap.dedent('''
+        class Printer(Base):
+            """Prints."""
+
+            order = None
+
+            @staticmethod
+            def _print_Add(expr, order=None):
+                return str(expr)
+
+            def _print_RootOf(self, expr):
+                return self._print_Add(expr.expr,
+                                       order="lex")
+
+            def _print_Mul(self, expr):
+                return "*"
+    ''').encode()
+    segment = class_segment(text, "Printer")
+    assert segment is not None
+    reduced = methods_naming(segment, "_print_Add")
+    assert reduced is not None and b"_print_Mul" not in reduced and b"order = None" not in reduced
+    whole = classes_of(BlobJob("a.py", "", False, text))
+    cut = classes_of(BlobJob("a.py", "", False, reduced))
+    assert whole is not None and cut is not None
+    assert cut["Printer"].methods.keys() == {"_print_Add", "_print_RootOf"}
+    for name in cut["Printer"].methods:
+        assert cut["Printer"].methods[name].params == whole["Printer"].methods[name].params
+        assert [c._replace(line=0) for c in cut["Printer"].methods[name].calls] == [
+            c._replace(line=0) for c in whole["Printer"].methods[name].calls]  # (lines move)
+        assert cut["Printer"].methods[name].kind == whole["Printer"].methods[name].kind
+    assert methods_naming(b"class Empty:\n    x = 1\n", "x") is None  # no method: no body known

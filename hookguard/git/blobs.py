@@ -230,6 +230,42 @@ def class_segment(data: bytes, name: str) -> bytes | None:
     return data[start:following.start() + 1 if following else len(data)]
 
 
+_INDENTED_DEF = re.compile(rb"^([ \t]+)(?:async[ \t]+)?def[ \t]", re.MULTILINE)
+
+
+def methods_naming(segment: bytes, word: str) -> bytes | None:
+    """``segment`` (a class's text, :func:`class_segment`) cut down to its head and the
+    blocks of its body (a method with its decorators, or any other statement) whose text
+    holds ``word`` as a word, or None where the body's indentation cannot be told. What a
+    rule asks about a hook's calls and its override is in those blocks; the rest of a large
+    class need not be parsed (sympy's ``StrPrinter``: hundreds of versions)."""
+    indents = {m.group(1) for m in _INDENTED_DEF.finditer(segment)}
+    if not indents:
+        return None
+    body = min(indents, key=len)
+    pattern = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
+    lines = segment.split(b"\n")
+    starts = [i for i, line in enumerate(lines)
+              if i and line.startswith(body) and line[len(body):len(body) + 1] not in (
+                  b" ", b"\t", b"", b"#")]
+    if not starts:
+        return None
+    kept = lines[:starts[0]]
+    block: list[bytes] = []
+    decorated: list[bytes] = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else len(lines)
+        block = lines[start:end]
+        if block[0][len(body):].startswith(b"@"):
+            decorated += block  # (a decorator line: it goes with the block that follows)
+            continue
+        block, decorated = decorated + block, []
+        if pattern.search(b"\n".join(block)):
+            kept += block
+    kept.append(body + b"pass")
+    return b"\n".join(kept) + b"\n"
+
+
 def def_owners(data: bytes, names: frozenset[bytes]) -> DefOwners:
     """For each of ``names`` that a ``def`` statement in ``data`` defines: how many such
     statements there are under each top-level class, read from the text alone (the class

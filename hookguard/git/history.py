@@ -34,6 +34,7 @@ from hookguard.git.blobs import (
     class_segment,
     classes_of,
     close_readers,
+    methods_naming,
     outline_of,
     scan_defs,
 )
@@ -662,13 +663,16 @@ class HistoryIndex:
         return header is not None and out[:40].decode("ascii") == change
 
     def past_classes(
-        self, wanted: Mapping[str, Collection[str]], limit: int = 60, follow: bool = False
+        self, wanted: Mapping[str, Collection[str]], limit: int = 60, follow: bool = False,
+        naming: str | None = None,
     ) -> Iterator[dict[str, dict[str, ClassRecord]]]:
         """The classes ``wanted`` (qualnames by path) at each of the newest ``limit`` commits
         that touched any of those files, newest first, by path and qualname; a class a
         version lacks (or a file over the size limit) is absent from its entry. With
         ``follow``, each file is followed back through its renames (``git log --follow``):
-        its entry holds what the file held under its name at that commit. Each version's
+        its entry holds what the file held under its name at that commit. With ``naming``,
+        each class holds only the methods whose text holds that word (the rest of a large
+        class is not parsed). Each version's
         top-level class is cut out of the file and parsed alone, once per distinct text
         (commits to the rest of the file cost one search), else the whole version; nothing
         is imported."""
@@ -688,6 +692,17 @@ class HistoryIndex:
 
         def read(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
             segment = class_segment(data, top)
+            if segment is not None and naming is not None:
+                reduced = methods_naming(segment, naming)
+                if reduced is not None:
+                    key = b"r" + path.encode("utf-8", "surrogateescape") + b"\0" + reduced
+                    found = parsed.get(key)
+                    if found is None:
+                        self.blobs_parsed += 1
+                        found = parsed[key] = classes_of(
+                            BlobJob(path, "", path.endswith("__init__.py"), reduced)) or {}
+                    if found:
+                        return found  # (else it did not parse alone: the whole class)
             key = b"s" + path.encode("utf-8", "surrogateescape") + b"\0" + (
                 segment if segment is not None else b"f" + data)
             found = parsed.get(key)

@@ -856,7 +856,8 @@ def _never_fitted(
         callers' classes came later: calls before them are unknown) or "end"; the last version
         read with the override; the versions read."""
         read = had = 0
-        for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=follow):
+        for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=follow,
+                                            naming=method.name):
             read += 1
             old_class = version.get(info.file.path, {}).get(info.record.qualname)
             old_method = old_class.methods.get(method.name) if old_class else None
