@@ -308,6 +308,10 @@ class HistoryIndex:
         self._commit_patches: dict[str, bytes] = {}
         self._workers: _Workers | None = None  # the current batch's (lost_methods_many)
         self._prefetched: _Prefetch | None = None
+        # past_classes' parses, by text and by (path, blob, class, word): one run's candidates
+        # share files
+        self._past_parsed: dict[bytes, dict[str, ClassRecord]] = {}
+        self._past_by_blob: dict[tuple[str, str, str, str | None], dict[str, ClassRecord]] = {}
 
     def prefetch(self, workers: int | None = None) -> Executor | None:
         """Start the whole-history walk's ``git log`` now, when nothing is stored (a cold
@@ -681,13 +685,13 @@ class HistoryIndex:
             timeline = self._timeline(paths, limit, follow)
         except GitError:
             return
-        parsed: dict[bytes, dict[str, ClassRecord]] = {}
-        by_blob: dict[tuple[str, str, str], dict[str, ClassRecord]] = {}
+        parsed = self._past_parsed  # (kept for the run: candidates share files)
+        by_blob = self._past_by_blob
 
         def classes(path: str, sha: str, data: bytes, top: str) -> dict[str, ClassRecord]:
-            known = by_blob.get((path, sha, top))
+            known = by_blob.get((path, sha, top, naming))
             if known is None:
-                known = by_blob[(path, sha, top)] = read(path, data, top)
+                known = by_blob[(path, sha, top, naming)] = read(path, data, top)
             return known
 
         def read(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
@@ -695,7 +699,8 @@ class HistoryIndex:
             if segment is not None and naming is not None:
                 reduced = methods_naming(segment, naming)
                 if reduced is not None:
-                    key = b"r" + path.encode("utf-8", "surrogateescape") + b"\0" + reduced
+                    key = (b"r" + path.encode("utf-8", "surrogateescape") + b"\0"
+                           + naming.encode() + b"\0" + reduced)
                     found = parsed.get(key)
                     if found is None:
                         self.blobs_parsed += 1
