@@ -84,3 +84,28 @@ def test_a_renamed_file_that_never_fitted_is_still_a_method_of_its_own(
     repo.commit("touch", {"pkg/audio.py": SUB + "\n\nVERSION = 2\n"})
     found = audited(repo)["HG002 pkg.audio.ExtractAudio.run_ffmpeg"]
     assert found.severity is Severity.WARNING
+
+
+def test_a_drift_from_before_a_rename_is_found_across_it(git_repo: Callable[..., GitRepo]) -> None:
+    """asteroid's recipe, round 18: the override fitted the base's call under its old path,
+    the base then passed a new keyword, and only later did a directory rename move the
+    override's file; its callers' file is older and busier. At the new path no call ever
+    fitted it: the history must be followed back through the rename to the call that did."""
+    repo = git_repo()
+    base = ("class System:\n    def training_step(self, batch):\n"
+            "        return self.common_step(batch)\n\n"
+            "    def common_step(self, batch):\n        return batch\n")
+    sub = ("from pkg.system import System\n\n\nclass SimpleSystem(System):\n"
+           "    def common_step(self, batch):\n        return batch\n")
+    repo.commit("system", {"pkg/__init__.py": "", "pkg/system.py": base,
+                           "egs/old/model.py": sub})
+    repo.commit("train flag", {"pkg/system.py": base.replace(
+        "self.common_step(batch)", "self.common_step(batch, train=True)").replace(
+        "def common_step(self, batch):", "def common_step(self, batch, train=True):")})
+    repo.git("mv", "egs/old", "egs/new")
+    repo.commit("move the recipes")
+    for n in range(3):
+        repo.commit(f"system {n}", {"pkg/system.py": (repo.root / "pkg/system.py").read_text()
+                                    + f"\n\nVERSION_{n} = {n}\n"})
+    found = audited(repo)["HG002 model.SimpleSystem.common_step"]
+    assert found.severity is Severity.ERROR

@@ -744,35 +744,40 @@ class HistoryIndex:
     def _timeline(
         self, paths: Sequence[str], limit: int, follow: bool
     ) -> list[tuple[str, dict[str, str]]]:
-        """The newest ``limit`` commits touching ``paths``, newest first (by commit time),
-        each with the path each file had at it: followed back through its renames (one
-        ``git log --follow`` per file) when ``follow``, else the path as it is."""
-        seen: dict[str, int] = {}
-        lineages: dict[str, list[tuple[int, str]]] = {}  # path -> (time, its name), newest first
+        """The newest ``limit`` commits touching ``paths``, newest first (git's order), each
+        with the path each file had at it: followed back through its renames (one ``git log
+        --follow`` per file) when ``follow``, else the path as it is."""
+        lineages: dict[str, dict[str, str]] = {}  # path -> commit -> its name at that commit
+        names: dict[str, None] = dict.fromkeys(paths)
         if follow:
             for path in paths:
                 out = self.repo.git("--literal-pathspecs", "log", "--follow", "--name-only",
-                                    f"--format={_MARK}%H %ct", f"-n{limit}", "--", path)
-                lineage = lineages[path] = []
+                                    f"--format={_MARK}%H", f"-n{limit}", "--", path)
+                lineage = lineages[path] = {}
                 for record in out.split(_SEPARATOR)[1:]:
-                    head, _, names = record.partition(b"\n")
-                    commit, _, when = head.decode("ascii", "replace").partition(" ")
-                    name = next((n for n in names.split(b"\n") if n), None)
-                    if name is None or not when.isdigit():
-                        continue
-                    lineage.append((int(when), os.fsdecode(name)))
-                    seen[commit] = int(when)
-        else:
-            out = self.repo.git("--literal-pathspecs", "log", "--format=%H %ct", f"-n{limit}",
-                                "--", *paths)
-            for line in out.decode("ascii", "replace").splitlines():
-                commit, _, when = line.partition(" ")
-                if when.isdigit():
-                    seen[commit] = int(when)
-        ordered = sorted(seen.items(), key=lambda item: -item[1])[:limit]
-        return [(commit, {  # each file's name at its newest commit at or before this one
-            path: next((p for t, p in lineage if t <= at), lineage[-1][1])
-            for path, lineage in lineages.items() if lineage}) for commit, at in ordered]
+                    head, _, listed = record.partition(b"\n")
+                    name = next((n for n in listed.split(b"\n") if n), None)
+                    if name is not None:
+                        lineage[head.decode("ascii", "replace").strip()] = os.fsdecode(name)
+                names.update(dict.fromkeys(lineage.values()))
+        out = self.repo.git("--literal-pathspecs", "log", "--format=%H", f"-n{limit}", "--",
+                            *names)
+        commits = out.decode("ascii", "replace").split()
+        timeline: list[tuple[str, dict[str, str]]] = []
+        # each file's name at a commit: the name at its nearest commit of its own at or
+        # before it (between two of them the file kept the older one's name)
+        pending = {path: [i for i, c in enumerate(commits) if c in lineage]
+                   for path, lineage in lineages.items()}
+        at = dict.fromkeys(pending, 0)  # each file's next own commit (an index in pending)
+        for index, commit in enumerate(commits):
+            where: dict[str, str] = {}
+            for path, own in pending.items():
+                while at[path] < len(own) and own[at[path]] < index:
+                    at[path] += 1
+                if at[path] < len(own):
+                    where[path] = lineages[path][commits[own[at[path]]]]
+            timeline.append((commit, where))
+        return timeline
 
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:

@@ -851,36 +851,42 @@ def _never_fitted(
     wanted: dict[str, set[str]] = {}
     for node in (*holders, info):
         wanted.setdefault(node.file.path, set()).add(node.record.qualname)
-    def scan(follow: bool) -> tuple[str, int, int]:
+    def scan(follow: bool) -> tuple[str, int, bool]:
         """How the versions end, newest first: "fit" (a call fitted: a drift), "later" (the
-        callers' classes came later: calls before them are unknown) or "end"; the last version
-        read with the override; the versions read."""
+        callers' classes came later: calls before them are unknown) or "end"; the number of
+        the oldest version read with the override; and whether an older version of its file
+        lacked it (its birth is in the history read)."""
         read = had = 0
+        born = False
         for version in history.past_classes(wanted, _DRIFT_HISTORY, follow=follow,
                                             naming=method.name):
             read += 1
-            old_class = version.get(info.file.path, {}).get(info.record.qualname)
+            classes = version.get(info.file.path)
+            old_class = classes.get(info.record.qualname) if classes is not None else None
             old_method = old_class.methods.get(method.name) if old_class else None
             if old_method is None:
+                born = born or (bool(had) and classes is not None)
                 continue
             had = read
             old_holders = [version.get(h.file.path, {}).get(h.record.qualname)
                            for h in holders]
             if any(old is None for old in old_holders):
-                return "later", had, read
+                return "later", had, born
             if any(call.name == method.name and (call.receiver, call.explicit_base) in ways
                    and bind(call, old_method, unbound=_unbound(call, old_method)).ok
                    for old in old_holders if old is not None
                    for caller in old.methods.values() for call in caller.calls):
-                return "fit", had, read
-        return "end", had, read
+                return "fit", had, born
+        return "end", had, born
 
     # The files' own paths first (one plain ``git log``); followed through renames only
-    # where that history stops with the classes there: their files may have come by a
-    # rename, the rest of their life under other paths (keras 3, gluonts, sympy's printers).
-    ending, had, read = scan(follow=False)
-    if ending == "later" or (ending == "end" and had and had == read < _DRIFT_HISTORY):
-        ending, had, read = scan(follow=True)
+    # where that history does not show the override's birth (its file, where the history
+    # reaches it, always held it: the file may have come by a rename, the rest of its life
+    # and its callers' under other paths: keras 3, gluonts, asteroid's recipes), or where
+    # the callers' classes are missing from older versions of their paths.
+    ending, had, born = scan(follow=False)
+    if ending == "later" or (ending == "end" and had and not born and had < _DRIFT_HISTORY):
+        ending, had, born = scan(follow=True)
     if ending != "end" or not had or had == _DRIFT_HISTORY:
         return None  # a drift, callers younger than the override, no committed version, or
         # one older than the history read
