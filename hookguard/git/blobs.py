@@ -155,6 +155,9 @@ class BlobJob:
     data: bytes
     probes: frozenset[tuple[str, str]] | None = None
     when: int = 0  # the version's commit time, or a later one (0: unknown)
+    # whether source the running parser rejects may be newer Python worth repairing; a piece
+    # cut out of a file (a class, its methods naming a hook) that does not parse was cut short
+    repair: bool = True
 
 
 # When the first alpha of each Python came out: no version committed half a year before the
@@ -196,7 +199,7 @@ def classes_of(job: BlobJob) -> dict[str, ClassRecord] | None:
         if pairs is not None and not job.probes & pairs:
             return None
     record = extract(job.name, job.module, job.is_package, job.data, classes_only=True,
-                     newer_grammar=newer_grammar_possible(job.when))
+                     newer_grammar=job.repair and newer_grammar_possible(job.when))
     return {c.qualname: c for c in record.classes}
 
 

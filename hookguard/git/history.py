@@ -704,8 +704,8 @@ class HistoryIndex:
                     found = parsed.get(key)
                     if found is None:
                         self.blobs_parsed += 1
-                        found = parsed[key] = classes_of(
-                            BlobJob(path, "", path.endswith("__init__.py"), reduced)) or {}
+                        found = parsed[key] = classes_of(BlobJob(
+                            path, "", path.endswith("__init__.py"), reduced, repair=False)) or {}
                     if found:
                         return found  # (else it did not parse alone: the whole class)
             key = b"s" + path.encode("utf-8", "surrogateescape") + b"\0" + (
@@ -714,7 +714,8 @@ class HistoryIndex:
             if found is None:
                 self.blobs_parsed += 1
                 job = BlobJob(path, "", path.endswith("__init__.py"),
-                              segment if segment is not None else data)
+                              segment if segment is not None else data,
+                              repair=segment is None)
                 found = parsed[key] = classes_of(job) or {}
                 if segment is not None and not found:  # (cut short: read the whole file)
                     found = parsed[key] = classes_of(
