@@ -62,6 +62,7 @@ _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 # ``rank_zero_deprecation(...)``, ``deprecate(...)``.
 _REFUSAL = re.compile(rb"^\+.*(?:\braise\b|warn\w*\(|deprecat\w*\()", re.MULTILINE)
 _DEF_NAME_LINE = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_PAST_CHUNK = 64  # versions read per ``cat-file --batch`` by past_classes
 _BLOBS_PER_JOB = 400  # versions read per worker job (see HistoryIndex._read_defs)
 # One commit of the walk (``%H%x1f%ct%x1f%P%x1f%s`` after the mark, ``--raw -z``): its header,
 # then each change: the old and new objects, status (with a rename's score) and path, or old
@@ -722,13 +723,17 @@ class HistoryIndex:
                         BlobJob(path, "", path.endswith("__init__.py"), data)) or {}
             return found
 
-        try:  # (every version in one ``cat-file --batch``)
-            ids, blobs = self.repo.read_blobs_by_id(
-                [f"{commit}:{where.get(path, path)}" for commit, where in timeline
-                 for path in paths])
-        except GitError:
-            return
-        for commit, where in timeline:
+        ids: dict[str, str] = {}
+        blobs: dict[str, bytes] = {}
+        for index, (commit, where) in enumerate(timeline):
+            if index % _PAST_CHUNK == 0:  # (a chunk of versions per ``cat-file --batch``:
+                # a reader that stops early, at a drift found, reads no more)
+                try:
+                    ids, blobs = self.repo.read_blobs_by_id(
+                        [f"{c}:{w.get(path, path)}"
+                         for c, w in timeline[index:index + _PAST_CHUNK] for path in paths])
+                except GitError:
+                    return
             version: dict[str, dict[str, ClassRecord]] = {}
             for path in paths:
                 name = f"{commit}:{where.get(path, path)}"
@@ -741,6 +746,22 @@ class HistoryIndex:
                     for qualname, record in classes(path, sha, blobs[sha], top).items()
                     if qualname in wanted[path]}
             yield version
+
+    def moved_in(self, path: str) -> bool:
+        """Whether the commit that first added ``path`` (as git's pathspec sees it) renamed or
+        copied another file there: its life before is under another name."""
+        try:
+            added = self.repo.git("--literal-pathspecs", "log", "--format=%H",
+                                  "--diff-filter=A", "--", path).split()
+            if not added:
+                return False
+            shown = self.repo.git("show", "-M", "-C", "--name-status", "--format=",
+                                  added[-1].decode("ascii", "replace"))
+        except GitError:
+            return True
+        target = os.fsencode(path)
+        return any(line[:1] in (b"R", b"C") and line.rsplit(b"\t", 1)[-1] == target
+                   for line in shown.split(b"\n"))
 
     def _timeline(
         self, paths: Sequence[str], limit: int, follow: bool

@@ -880,12 +880,13 @@ def _never_fitted(
         return "end", had, born
 
     # The files' own paths first (one plain ``git log``); followed through renames only
-    # where that history does not show the override's birth (its file, where the history
-    # reaches it, always held it: the file may have come by a rename, the rest of its life
-    # and its callers' under other paths: keras 3, gluonts, asteroid's recipes), or where
-    # the callers' classes are missing from older versions of their paths.
+    # where that history does not show the override's birth and its file came by a rename
+    # (the rest of its life, and its callers', under other paths: keras 3, asteroid's
+    # recipes), or where the callers' classes are missing from older versions of their
+    # paths (gluonts).
     ending, had, born = scan(follow=False)
-    if ending == "later" or (ending == "end" and had and not born and had < _DRIFT_HISTORY):
+    if ending == "later" or (ending == "end" and had and not born and had < _DRIFT_HISTORY
+                             and history.moved_in(info.file.path)):
         ending, had, born = scan(follow=True)
     if ending != "end" or not had or had == _DRIFT_HISTORY:
         return None  # a drift, callers younger than the override, no committed version, or
