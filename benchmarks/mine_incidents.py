@@ -2,7 +2,7 @@
 
     python benchmarks/mine_incidents.py REPO [--rev REV] [--since DATE] [--max-commits N]
                                              [--paths PATHSPEC ...] [--traps] [--limit N]
-                                             [--composition]
+                                             [--composition] [--outside] [--no-dispatch]
     python benchmarks/mine_incidents.py REPO --fixes      # later fixes of stale overrides
     python benchmarks/mine_incidents.py REPO --messages   # fix-like commit messages
     python benchmarks/mine_incidents.py REPO --rev C --shape NAME   # every def NAME at C
@@ -34,6 +34,24 @@ The miners:
   ``def NAME`` that cannot bind the new shape is reported when an in-repo ancestor's
   ``def NAME`` can (the family was updated, that subclass was not). Slower: every changed file
   with a member call is parsed twice.
+* **dispatch** (``dispatch-removed`` / ``dispatch-new-argument`` / ``dispatch-trap``): a
+  framework calls a hook by name on objects it does not own: ``for cb in self.callbacks:
+  cb.NAME(...)`` (or a comprehension), ``self._call_callback_hooks("NAME", ...)`` (a call of a
+  function whose name reads like a dispatcher with the hook's name as a string) or
+  ``getattr(obj, "NAME")``. A changed file that stops dispatching a name, while a class of the
+  hook's family (the classes, by name, that define it and inherit it from none of the others,
+  such as ``Callback``) still defines it after the commit, is a ``dispatch-removed``; the other
+  reads of the name left in the checkout are counted, to be read (a caller elsewhere, or a
+  validator that refuses the name). Every family override gone in the same commit is a
+  ``dispatch-trap``. A dispatch whose call shape is new (a loop call's whole shape, a string
+  dispatch's keywords and positionals past the name) is a ``dispatch-new-argument`` where a
+  family definition took an old shape and cannot take the new one. Only files whose changed
+  lines read like dispatch (``getattr(``, callback, plugin, handler, ``for x in``...) are parsed.
+* **places**: every override shown is tagged with where it lives when that is one of the
+  places check mode was weakest at (issue 23): ``[tests]``, ``[examples]``, ``[docs]``,
+  ``[recipes]`` (a folder of its path, or a ``test_*.py`` file) and ``[local]`` (its class is
+  defined inside a function, ``<locals>`` in hookguard's names). ``--outside`` prints only
+  candidates with such an override, and the dispatch miner's.
 * **fixes** (``--fixes``): a commit renames a subclass method to a name its ancestor defines,
   where the ancestor used to define the old name: the later fix of a stale override; the
   introducing commit is the last one that touched ``def OLD(`` in the ancestor's file. Also a
@@ -49,10 +67,11 @@ The miners:
   ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
 
 What it cannot see, and the verification must: the receiver's class in a call through
-composition (``--composition`` guesses it from the family), dispatch by name (``getattr``,
-``hasattr``, string hook names), class-qualified calls, reachability (whether the subclass
-overrides the caller too), compatibility shims that inspect signatures, and classes defined
-inside functions.
+composition (``--composition`` guesses it from the family), dispatch by a computed name
+(``getattr(obj, "visit_" + kind)``, hook tables; the dispatch miner reads only literal names),
+``hasattr`` guards, class-qualified calls, reachability (whether the subclass overrides the
+caller too, whether the object is ever registered), and compatibility shims that inspect
+signatures or validators that refuse a leftover name.
 """
 
 from __future__ import annotations
@@ -77,6 +96,27 @@ FIX_MESSAGES = (
     r"unexpected keyword argument|takes \d+ positional arguments? but"
 )
 MAX_DEFINITIONS = 80
+# Changed lines that may dispatch a hook by name over registered objects (the AST decides).
+DISPATCH_LINE = re.compile(
+    r"getattr\(|hook|callback|plugin|handler|listener|observer|extension|tracker|reporter|"
+    r"checker|middleware|subscriber|\bfor\s+\w+\s+in\b",
+    re.IGNORECASE,
+)
+# A function that calls a hook named by a string argument: trainer._call_callback_hooks("on_x").
+DISPATCHER = re.compile(r"call|hook|dispatch|fire|emit|notify|trigger|invoke|run", re.IGNORECASE)
+OUTSIDE = re.compile(r" \[[^\]]*(tests|examples|docs|recipes|local)[^\]]*\]$")
+HOOK_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{2,}$")
+# Where an override that the package's own tests and CI rarely exercise lives.
+PLACES = {
+    "tests": "tests",
+    "test": "tests",
+    "testing": "tests",
+    "examples": "examples",
+    "example": "examples",
+    "docs": "docs",
+    "doc": "docs",
+    "recipes": "recipes",
+}
 SKIP_NAMES = frozenset(
     {"__init__", "setUp", "tearDown", "__repr__", "__str__", "__eq__", "__hash__"}
 )
@@ -92,6 +132,7 @@ class FileDiff:
     removed_calls: list[str] = field(default_factory=list)  # whole removed lines calling self.X(
     added_calls: list[tuple[str, int]] = field(default_factory=list)  # (line text, new line)
     member_calls: list[str] = field(default_factory=list)  # changed lines calling other.X(
+    dispatch_lines: int = 0  # changed lines that may dispatch by name (DISPATCH_LINE)
 
 
 @dataclass
@@ -196,6 +237,8 @@ def record(diff: FileDiff, text: str, line: int, *, removed: bool) -> None:
             diff.added_calls.append((text.strip(), line))
     if MEMBER_CALL.search(text):
         diff.member_calls.append(text.strip())
+    if DISPATCH_LINE.search(text):
+        diff.dispatch_lines += 1
 
 
 def definitions(repo: str, rev: str, name: str) -> list[tuple[str, int]]:
@@ -366,8 +409,44 @@ def overrides(repo: str, rev: str, name: str, owner: str, touched: set[str]) -> 
         else:
             continue
         untouched = "" if path in touched else " (file untouched)"
-        found.append(f"{path}:{at} {shown}{untouched}")
+        found.append(f"{path}:{at} {shown}{untouched}{place_tag(repo, rev, path, at)}")
     return found
+
+
+def place(repo: str, rev: str, path: str, line: int) -> list[str]:
+    """Where a definition lives, of the places issue 23 names: ``tests``, ``examples``, ``docs``,
+    ``recipes`` (by a folder of its path, or a ``test_*.py`` name) and ``local`` (its class is
+    defined inside a function)."""
+    found = place_of(path)
+    tree = parse(repo, rev, path)
+    owner = enclosing_class(tree, line)
+    if owner is not None and is_local(tree, owner):
+        found.append("local")
+    return found
+
+
+def place_of(path: str) -> list[str]:
+    """The places of issue 23 that a path's folders (or its ``test_*.py`` name) name."""
+    parts = path.split("/")
+    found = sorted({PLACES[part] for part in parts[:-1] if part in PLACES})
+    if not found and re.match(r"(test_.*|.*_test|conftest)\.py$", parts[-1]):
+        found.append("tests")
+    return found
+
+
+def place_tag(repo: str, rev: str, path: str, line: int) -> str:
+    where = place(repo, rev, path, line)
+    return f" [{', '.join(where)}]" if where else ""
+
+
+def is_local(tree: ast.Module | None, node: ast.ClassDef) -> bool:
+    """Is ``node`` defined inside a function (a class the function builds each time it runs)?"""
+    return any(
+        isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and func.lineno < node.lineno
+        and (node.end_lineno or 0) <= (func.end_lineno or 0)
+        for func in (ast.walk(tree) if tree is not None else ())
+    )
 
 
 def still_defined(repo: str, rev: str, path: str, owner: str, name: str) -> bool:
@@ -406,6 +485,244 @@ def mine_removed(repo: str, commit: Commit) -> Iterator[Candidate]:
                 detail += f"; defs added in the same file: {', '.join(renamed_to[:5])}"
             base = f"{diff.path}::{owner.name}.{name}"
             yield Candidate(kind, commit.sha, commit.subject, base, detail, left)
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One place a module calls a hook by name on objects it does not own."""
+
+    how: str  # loop (for cb in xs: cb.NAME(...)) | string (f("NAME", ...)) | getattr
+    shape: tuple[int, frozenset[str]] | None  # of the hook's call (string: after the name)
+    line: int
+
+
+def dispatched(tree: ast.Module | None) -> dict[str, list[Dispatch]]:
+    """The hook names a module dispatches by name: ``for cb in self.callbacks: cb.NAME(...)``
+    (and comprehensions), ``self._call_callback_hooks("NAME", ...)`` (a call of a function
+    whose name reads like a dispatcher, with the hook's name as a string argument) and
+    ``getattr(obj, "NAME")``."""
+    found: dict[str, list[Dispatch]] = {}
+
+    def add(name: str, how: str, shape: tuple[int, frozenset[str]] | None, line: int) -> None:
+        if HOOK_NAME.match(name) and not name.startswith("__") and name not in SKIP_NAMES:
+            found.setdefault(name, []).append(Dispatch(how, shape, line))
+
+    for node in ast.walk(tree) if tree is not None else ():
+        scope: list[ast.AST] = []
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            targets, scope = [node.target], list(node.body)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            targets, scope = [g.target for g in node.generators], [node.elt]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            strings = [
+                (i, a.value)
+                for i, a in enumerate(node.args)
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            if called == "getattr" and len(strings) == 1 and strings[0][0] == 1:
+                add(strings[0][1], "getattr", None, node.lineno)
+            elif called != "getattr" and DISPATCHER.search(called) and strings:
+                at, name = strings[0]
+                rest = node.args[at + 1 :]
+                shape = None
+                if not any(isinstance(a, ast.Starred) for a in rest) and all(
+                    k.arg for k in node.keywords
+                ):
+                    shape = (len(rest), frozenset(k.arg for k in node.keywords if k.arg))
+                add(name, "string", shape, node.lineno)
+            continue
+        else:
+            continue
+        names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        for stmt in scope:
+            for sub in ast.walk(stmt):
+                if (
+                    isinstance(sub, ast.Call)
+                    and isinstance(sub.func, ast.Attribute)
+                    and isinstance(sub.func.value, ast.Name)
+                    and sub.func.value.id in names
+                ):
+                    add(sub.func.attr, "loop", call_shape(sub), sub.lineno)
+    return found
+
+
+def hook_family(repo: str, rev: str, name: str) -> list[str]:
+    """The classes (by name) that define ``name`` at ``rev`` and inherit it from none of the
+    others: the declarations of the hook (``Callback.on_x``), at most 6."""
+    owners: dict[str, ast.ClassDef] = {}
+    for path, at in definitions(repo, rev, name)[:MAX_DEFINITIONS]:
+        owner = enclosing_class(parse(repo, rev, path), at)
+        if owner is not None:
+            owners.setdefault(owner.name, owner)
+    roots = [
+        cls
+        for cls, node in owners.items()
+        if not any(up.name in owners for _, up in ancestors(repo, rev, node))
+    ]
+    return sorted(roots)[:6]
+
+
+def family_defs(
+    repo: str, rev: str, name: str, roots: list[str], touched: set[str]
+) -> list[tuple[str, int, ast.ClassDef, str]]:
+    """``def name`` at ``rev`` in classes that inherit (by name) from one of ``roots``, or in any
+    class when there are no roots (duck-typed plugins): (path, line, class, 'shown')."""
+    found = []
+    candidates = definitions(repo, rev, name)
+    if len(candidates) > MAX_DEFINITIONS:
+        return found
+    for path, at in candidates:
+        if not path.endswith(".py"):
+            continue
+        sub = enclosing_class(parse(repo, rev, path), at)
+        if sub is None or sub.name in roots:
+            continue
+        chain = None
+        for root in roots:
+            chain = inherits(repo, rev, base_names(sub), root)
+            if chain is not None:
+                break
+        if roots and chain is None:
+            continue
+        shown = " < ".join([sub.name, *(chain or ["(duck-typed)"])])
+        untouched = "" if path in touched else " (file untouched)"
+        found.append((path, at, sub, f"{path}:{at} {shown}{untouched}"))
+    return found
+
+
+def references(repo: str, rev: str, name: str) -> list[tuple[str, str]]:
+    """Where ``name`` is still read at ``rev`` other than by a ``def``: member reads and string
+    literals, ('path:line', text) (a caller left, or a validator that refuses the name)."""
+    out = git(repo, "grep", "-n", "-E", rf"\.{name}\b|[\"']{name}[\"']", rev, "--", "*.py")
+    found = []
+    for row in out.splitlines():
+        parts = row.split(":", 3)
+        if len(parts) == 4 and not re.match(rf"\s*(async\s+)?def {name}\b", parts[3]):
+            found.append((f"{parts[1]}:{parts[2]}", parts[3]))
+    return found
+
+
+def still_called(name: str, refs: list[tuple[str, str]]) -> str:
+    """A reference outside tests that still calls ``name`` (``x.name(``) or dispatches it by
+    name (``_call_hook("name", ...)``), not a mere check (getattr, hasattr, a validator)."""
+    for where, text in refs:
+        if "tests" in place_of(where.split(":")[0]):
+            continue
+        if re.search(rf"\.{name}\(", text) or (
+            re.search(
+                rf"(call|dispatch|fire|emit|notify|trigger|invoke|run)\w*\([^)]*[\"']{name}[\"']",
+                text,
+                re.I,
+            )
+            and not re.search(r"getattr|hasattr|callable|is_overridden", text)
+        ):
+            return where
+    return ""
+
+
+def mine_dispatch(repo: str, commit: Commit) -> Iterator[Candidate]:
+    """Hooks a framework calls by name on every registered object (callbacks, plugins,
+    handlers): a name the changed file stopped dispatching while a class of the hook's family
+    (by name) still defines it (``dispatch-removed``; every such override gone in the same
+    commit: ``dispatch-trap``), or a dispatch whose call gained an argument that a family
+    member's definition cannot take (``dispatch-new-argument``)."""
+    touched = commit.touched()
+    changed = [diff for diff in commit.files if diff.dispatch_lines]
+    after_all = {diff.path: dispatched(parse(repo, commit.sha, diff.path)) for diff in changed}
+    still = {name for names in after_all.values() for name in names}  # moved, not removed
+    for diff in changed:
+        before = dispatched(parse(repo, f"{commit.sha}^", diff.path))
+        if not before:
+            continue
+        after = after_all[diff.path]
+        for name in sorted(before):
+            first = before[name][0]
+            if name not in still:
+                roots = hook_family(repo, f"{commit.sha}^", name)
+                if not roots:
+                    continue  # no class ever declared the name: not a hook
+                left = family_defs(repo, commit.sha, name, roots, touched)
+                refs = [
+                    r for r in references(repo, commit.sha, name) if r[0].split(":")[0] != diff.path
+                ]
+                caller = still_called(name, refs)
+                if caller:
+                    continue  # still called elsewhere (another loop's dispatch): not removed
+                refs = [where for where, _ in refs]
+                detail = (
+                    f"{first.how} dispatch of {name!r} at old line {first.line} gone; "
+                    f"declared by {', '.join(roots)}; other reads after: {len(refs)} "
+                    f"{' '.join(refs[:3])}"
+                )
+                base = f"{diff.path}::{name}"
+                if left:
+                    shown = [w + place_tag(repo, commit.sha, p, at) for p, at, _, w in left]
+                    yield Candidate(
+                        "dispatch-removed", commit.sha, commit.subject, base, detail, shown
+                    )
+                else:
+                    old = family_defs(repo, f"{commit.sha}^", name, roots, touched)
+                    if old:
+                        shown = [f"(before) {w}" for _, _, _, w in old]
+                        yield Candidate(
+                            "dispatch-trap", commit.sha, commit.subject, base, detail, shown
+                        )
+                continue
+            if name in after:
+                yield from dispatch_drift(repo, commit, diff.path, name, before[name], after[name])
+
+
+def dispatch_drift(
+    repo: str,
+    commit: Commit,
+    path: str,
+    name: str,
+    before: list[Dispatch],
+    after: list[Dispatch],
+) -> Iterator[Candidate]:
+    """A dispatch of ``name`` whose call shape is new: definitions of the family that took an
+    old shape and cannot take the new one. A string dispatch's shape leaves out what the
+    dispatcher adds itself, so only the keywords and positionals it gained are compared."""
+    old_shapes = {d.shape for d in before if d.shape is not None}
+    fresh = [d for d in after if d.shape is not None and d.shape not in old_shapes]
+    if not fresh or not old_shapes:
+        return
+    roots = hook_family(repo, commit.sha, name)
+    if not roots:
+        return
+    members = family_defs(repo, commit.sha, name, roots, commit.touched())
+    for new in fresh:
+        left = []
+        for member_path, at, _, shown in members:
+            func = function_at(repo, commit.sha, member_path, at)
+            if func is None:
+                continue
+            if new.how == "loop":
+                why = cannot_bind(func, new.shape) if new.shape else ""
+                if why and any(not cannot_bind(func, s) for s in old_shapes):
+                    left.append(f"{shown}: {why}{place_tag(repo, commit.sha, member_path, at)}")
+                continue
+            gained_kw = set(new.shape[1]) - set().union(*(s[1] for s in old_shapes))
+            gained_pos = new.shape[0] - max(s[0] for s in old_shapes)
+            taken = accepted(func)
+            why = ""
+            if gained_kw - taken and "**" not in taken:
+                why = f"no parameter {', '.join(sorted(gained_kw - taken))}"
+            elif gained_pos > 0 and "*" not in taken and not func.args.defaults:
+                why = f"the call passes {gained_pos} more positional"
+            if why:
+                left.append(f"{shown}: {why}{place_tag(repo, commit.sha, member_path, at)}")
+        if left:
+            detail = (
+                f"{new.how} dispatch of {name!r} at line {new.line}: "
+                f"{sorted(old_shapes, key=str)} -> {new.shape}; declared by {', '.join(roots)}"
+            )
+            yield Candidate(
+                "dispatch-new-argument", commit.sha, commit.subject, f"{path}::{name}", detail, left
+            )
+            return
 
 
 def mine_fixes(repo: str, commit: Commit) -> Iterator[Candidate]:
@@ -827,6 +1144,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also calls through composition (receiver.NAME(...), the receiver's class unknown)",
     )
+    parser.add_argument(
+        "--outside",
+        action="store_true",
+        help="only candidates with an override in tests/, examples/, docs/, recipes/ or a "
+        "function-local class (issue 23's classes), or proposed by the dispatch miner",
+    )
+    parser.add_argument(
+        "--no-dispatch", action="store_true", help="leave out the callback-dispatch miner"
+    )
     options = parser.parse_args(argv)
     if options.shape:
         print("\n".join(shapes(options.repo, options.rev, options.shape)))
@@ -845,10 +1171,16 @@ def main(argv: list[str] | None = None) -> int:
                 *mine_removed(options.repo, commit),
                 *mine_calls(options.repo, commit),
                 *(mine_members(options.repo, commit) if options.composition else ()),
+                *(() if options.no_dispatch else mine_dispatch(options.repo, commit)),
             )
         )
         for candidate in found:
-            if candidate.kind == "trap" and not options.traps:
+            if candidate.kind.endswith("trap") and not options.traps:
+                continue
+            if options.outside and not (
+                candidate.kind.startswith("dispatch")
+                or any(OUTSIDE.search(where) for where in candidate.overrides)
+            ):
                 continue
             print(candidate.render(), flush=True)
             count += 1
