@@ -26,6 +26,7 @@ from hookguard.model.records import (
     ParamKind,
     method_mentions,
 )
+from hookguard.model.refusals import may_refuse, refused_names
 
 _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
@@ -690,6 +691,7 @@ class _FileExtractor:
         self.record = FileRecord(path=path, module=module, is_package=is_package)
         self.lines = text.splitlines()
         self.has_fallbacks = _ELIF_HASATTR.search(text) is not None
+        self.may_refuse = may_refuse(text)
         self.suppressed = suppressions(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
@@ -739,6 +741,9 @@ class _FileExtractor:
                 record.attr_refs -= fallbacks.attributes_only_there
                 record.string_refs -= fallbacks.strings_only_there
                 record.literals -= fallbacks.strings_only_there
+        if self.may_refuse:
+            # ``if callable(getattr(cb, "on_batch_end", None)): raise ...``: no lookup
+            record.string_refs -= refused_names(tree)
         record.prefix_refs = refs.computed_prefixes()
         record.open_classes = frozenset(refs.opened)
         record.module_names = frozenset(module_names)

@@ -1,0 +1,169 @@
+"""Names a file looks up only to refuse them.
+
+A framework that removes a hook often keeps its name in a check that raises when a user's
+object still has it (Lightning 1.8's ``_check_deprecated_callback_hooks``)::
+
+    for hook, alternative in (("on_batch_end", "on_train_batch_end"),):
+        if callable(getattr(callback, hook, None)):
+            raise RuntimeError(f"{hook} was removed, use {alternative}")
+
+Such a string is no dispatch: nothing calls the name through it, the program stops instead.
+The shapes read as a refusal are a whitelist; anything else keeps the string a lookup:
+
+* an ``if`` with no ``else`` whose body raises (not ``NotImplementedError``), whose test is
+  true with ``hasattr``, ``getattr`` or ``is_overridden`` of the string (the probe itself,
+  ``callable(<probe>)``, or an ``and`` of them and other tests; ``not hasattr`` demands the
+  name);
+* a ``for`` with no ``else`` whose every statement is such an ``if``, testing the loop's
+  variable: the strings at that variable's place in the loop's literal tuple or list, written
+  in the ``for`` itself or assigned once, in the same function, to a name only that ``for``
+  reads.
+
+A string is refused only when every occurrence of it in the file is in such a place.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+
+def may_refuse(text: str) -> bool:
+    """Cheap test on a file's text: whether :func:`refused_names` can find anything."""
+    return "raise" in text and ("hasattr(" in text or "getattr(" in text
+                                or "is_overridden(" in text)
+
+
+def refused_names(tree: ast.Module) -> frozenset[str]:
+    """The strings ``tree`` holds only in refusals (see the module's docstring)."""
+    refusing: set[int] = set()  # ids of the string constants in a refusal's place
+    for scope in _scopes(tree):
+        single = _assigned_once(scope)
+        for node in _walk_scope(scope):
+            if isinstance(node, ast.If) and _raises(node):
+                refusing.update(id(arg) for arg in _probed(node.test)
+                                if isinstance(arg, ast.Constant))
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                refusing.update(id(c) for c in _loop_refusals(node, single))
+    if not refusing:
+        return frozenset()
+    held: dict[str, bool] = {}  # string -> every occurrence refused so far
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            held[node.value] = held.get(node.value, True) and id(node) in refusing
+    return frozenset(name for name, only in held.items() if only)
+
+
+def _scopes(tree: ast.Module) -> Iterator[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``scope``'s own body: nested functions and classes are scopes of their
+    own (their names are not ``scope``'s)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _assigned_once(scope: ast.AST) -> dict[str, ast.expr]:
+    """Local names of a function bound once, by ``name = (...)`` or ``[...]``, and read once:
+    the tuple a single ``for`` walks (module names may be imported and walked elsewhere)."""
+    if isinstance(scope, ast.Module):
+        return {}
+    bound: dict[str, list[ast.AST]] = {}
+    reads: dict[str, int] = {}
+    for node in _walk_scope(scope):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads[node.id] = reads.get(node.id, 0) + 1
+            else:
+                bound.setdefault(node.id, []).append(node)
+    found: dict[str, ast.expr] = {}
+    for node in _walk_scope(scope):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, (ast.Tuple, ast.List))):
+            name = node.targets[0].id
+            if len(bound.get(name, ())) == 1 and reads.get(name, 0) == 1:
+                found[name] = node.value
+    return found
+
+
+def _raises(node: ast.If) -> bool:
+    """An ``if`` without ``else`` whose body raises something other than
+    ``NotImplementedError`` (a placeholder, not a refusal)."""
+    if node.orelse:
+        return False
+    for stmt in node.body:
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if not (isinstance(exc, ast.Name) and exc.id == "NotImplementedError"):
+                return True
+    return False
+
+
+def _probed(test: ast.expr) -> Iterator[ast.expr]:
+    """The arguments that can name the attribute of the probes ``test`` is true with: the
+    second of ``hasattr``/``getattr``, any of ``is_overridden``, where the test is the probe,
+    ``callable(<probe>)``, or an ``and`` of them and other tests (``not hasattr(...)`` demands
+    the name: no refusal)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            yield from _probed(value)
+        return
+    if not isinstance(test, ast.Call):
+        return
+    func = test.func
+    name = func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else "")
+    if name == "callable" and len(test.args) == 1:
+        yield from _probed(test.args[0])
+    elif name == "is_overridden":
+        yield from test.args
+        yield from (k.value for k in test.keywords)
+    elif name in ("hasattr", "getattr") and len(test.args) >= 2:
+        yield test.args[1]
+
+
+def _loop_refusals(loop: ast.For | ast.AsyncFor, single: dict[str, ast.expr]
+                   ) -> Iterator[ast.Constant]:
+    if loop.orelse or not loop.body or not all(
+            isinstance(s, ast.If) and _raises(s) for s in loop.body):
+        return
+    probed = {arg.id for s in loop.body if isinstance(s, ast.If)
+              for arg in _probed(s.test) if isinstance(arg, ast.Name)}
+    target = loop.target
+    if isinstance(target, ast.Name):
+        places: list[int] | None = None if target.id in probed else []
+    elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+        places = [i for i, e in enumerate(target.elts)
+                  if isinstance(e, ast.Name) and e.id in probed]
+    else:
+        return
+    if places == []:
+        return
+    items = loop.iter
+    if isinstance(items, ast.Name):
+        items = single.get(items.id, items)
+    if not isinstance(items, (ast.Tuple, ast.List)):
+        return
+    for element in items.elts:
+        if places is None:
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                yield element
+            continue
+        if not isinstance(element, (ast.Tuple, ast.List)):
+            continue
+        for i in places:
+            if i < len(element.elts):
+                value = element.elts[i]
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    yield value
