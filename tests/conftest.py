@@ -13,6 +13,9 @@ from types import ModuleType
 
 import pytest
 
+from hookguard.engine import Options, audit
+from hookguard.findings import Finding
+
 pytest_plugins = ["pytester"]  # the runtime plugin tests drive a real pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +105,15 @@ def forge_cache_file(file: Path, body: bytes, key: bytes) -> None:
     mac = hmac.new(key, stamp.encode() + b"\0" + body, hashlib.sha256).digest()
     header = msgspec.msgpack.encode([stamp, mac, len(body)])
     file.write_bytes(_MAGIC + len(header).to_bytes(4, "big") + header + body)
+
+
+@pytest.fixture
+def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache's signing key and folders in the test's own directory, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+def audited(repo: GitRepo) -> dict[str, Finding]:
+    """A cold full audit of ``repo`` (history read), by ``"<code> <symbol>"``."""
+    result = audit([repo.root], Options(use_cache=False, workers=1))
+    return {f"{f.code} {f.symbol}": f for f in result.findings}

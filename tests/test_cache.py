@@ -22,9 +22,7 @@ STALE = ("from typing_extensions import override\nclass Base: ...\nclass Child(B
          "    @override\n    def gone(self): ...\n")
 
 
-@pytest.fixture(autouse=True)
-def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+pytestmark = pytest.mark.usefixtures("private_key_dir")
 
 
 def _cache_notes(notes: list[str]) -> list[str]:

@@ -10,18 +10,10 @@ from pathlib import Path
 import pytest
 
 from hookguard.engine import Options, audit
-from hookguard.findings import Finding, Severity
-from tests.conftest import GitRepo, write_tree
+from hookguard.findings import Severity
+from tests.conftest import GitRepo, audited, write_tree
 
-
-@pytest.fixture(autouse=True)
-def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-
-
-def audited(repo: GitRepo) -> dict[str, Finding]:
-    result = audit([repo.root], Options(use_cache=False, workers=1))
-    return {f"{f.code} {f.symbol}": f for f in result.findings}
+pytestmark = pytest.mark.usefixtures("private_key_dir")
 
 
 def commit_drift(repo: GitRepo, files: dict[str, str], path: str, now: str, then: str,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +15,8 @@ from hookguard.findings import Finding, Severity
 from hookguard.gate import run_gate
 from hookguard.model.refusals import may_refuse, refused_names
 from tests.conftest import GitRepo
+
+pytestmark = pytest.mark.usefixtures("private_key_dir")
 
 
 def refused(source: str) -> frozenset[str]:
@@ -215,8 +216,3 @@ def test_a_callback_hook_the_framework_still_looks_up_is_no_proof(
     """A deprecation warning probes the name and goes on: something may still call it."""
     found = _removed_after(git_repo(), DEPRECATION)
     assert SYMBOL not in found or found[SYMBOL].severity is Severity.WARNING
-
-
-@pytest.fixture(autouse=True)
-def private_key_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
