@@ -374,12 +374,12 @@ def _path_weakenings(base: Config, head: Config, paths: list[str]) -> list[tuple
     from hookguard.model.sources import PathFilter
     from hookguard.model.sources import _match as matches
 
-    checked = PathFilter(base)
     python = [p for p in paths if p.endswith(".py")]
+    checked = PathFilter(base, python)
 
     def lost(narrower_config: Config) -> str:
         """The files ``base`` checks and ``narrower_config`` does not, named."""
-        narrower = PathFilter(narrower_config)
+        narrower = PathFilter(narrower_config, python)
         gone = [p for p in python if checked.accepts(p) and not narrower.accepts(p)]
         if not gone:
             return ""

@@ -216,7 +216,7 @@ def _open_repo(repo_path: Path) -> tuple[Path, Repo]:
 
 
 def _python_entries(entries: Sequence[TreeEntry], config: Config) -> list[tuple[str, str]]:
-    accept = PathFilter(config).accepts
+    accept = PathFilter(config, (e.path for e in entries)).accepts
     return [(e.path, e.blob) for e in entries if accept(e.path)]
 
 

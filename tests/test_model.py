@@ -156,6 +156,34 @@ def test_gitignore_virtualenvs_and_build_dirs_are_skipped(tmp_path: Path) -> Non
     assert set(result.project.files) == {"pkg/a.py", "generated/x.py"}
 
 
+def test_a_package_named_build_is_source_not_a_build_output(tmp_path: Path) -> None:
+    """conan's ``conan/tools/build`` (first contact, round 21): a ``build`` or ``dist`` folder
+    holding an ``__init__.py`` is a package and is read; one without stays a build output."""
+    import subprocess
+
+    write_tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/build/__init__.py": "",
+        "pkg/build/tools.py": "class Tool: ...\n",
+        "pkg/dist/__init__.py": "",
+        "pkg/dist/wheel.py": "class Wheel: ...\n",
+        "build/lib/pkg/__init__.py": "",
+        "build/lib/pkg/copy.py": "class Copy: ...\n",
+        "dist/x.py": "class X: ...\n",
+    })
+    expected = {"pkg/__init__.py", "pkg/build/__init__.py", "pkg/build/tools.py",
+                "pkg/dist/__init__.py", "pkg/dist/wheel.py"}
+    result = audit([tmp_path], Options(use_cache=False))
+    assert set(result.project.files) == expected
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    result = audit([tmp_path], Options(use_cache=False))
+    assert set(result.project.files) == expected
+    # one file named alone, as pre-commit names them: its package's __init__.py is on disk
+    result = audit([tmp_path / "pkg" / "build" / "tools.py"], Options(use_cache=False))
+    assert "pkg/build/tools.py" in result.project.files
+
+
 def test_type_checking_classes_do_not_hide_the_runtime_ones(tmp_path: Path) -> None:
     write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/hooks.py": """
         from typing import TYPE_CHECKING

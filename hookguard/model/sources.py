@@ -7,7 +7,7 @@ import fnmatch
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,23 +54,47 @@ def _is_init(path: str) -> bool:
     return path == "__init__.py" or path.endswith("/__init__.py")
 
 
+#: Folders of the default excludes that are build outputs only when they are no package: a
+#: ``build/`` holding an ``__init__.py`` is source (conan's ``conan/tools/build``: first contact,
+#: round 21).
+BUILD_OUTPUTS = frozenset({"build", "dist"})
+
+
 class PathFilter:
-    def __init__(self, config: Config) -> None:
+    """Which files of a listing are audited. ``listing`` (every path of the checkout or tree)
+    tells the packages apart from the build outputs (:data:`BUILD_OUTPUTS`)."""
+
+    def __init__(self, config: Config, listing: Iterable[str] = ()) -> None:
         self.include = config.include
         self.exclude = config.exclude
         self.roots = tuple(r.strip("/") for r in config.roots if r.strip("/") not in ("", "."))
+        self.packages = frozenset(
+            p[: -len("/__init__.py")] for p in listing if p.endswith("/__init__.py")
+            and p.rsplit("/", 2)[-2] in BUILD_OUTPUTS)
 
     def accepts(self, path: str) -> bool:
         if not path.endswith(".py"):
             return False
         parts = path.split("/")
-        if any(part in DEFAULT_EXCLUDES or part.endswith(".egg-info") for part in parts[:-1]):
-            return False
+        for i, part in enumerate(parts[:-1]):
+            if part in BUILD_OUTPUTS:
+                if "/".join(parts[: i + 1]) not in self.packages:
+                    return False
+            elif part in DEFAULT_EXCLUDES or part.endswith(".egg-info"):
+                return False
         if self.roots and not any(path == r or path.startswith(r + "/") for r in self.roots):
             return False
         if self.include and not any(_match(path, g) for g in self.include):
             return False
         return not any(_match(path, g) for g in self.exclude)
+
+
+def _build_folders(path: str) -> Iterator[str]:
+    """The folders of ``path`` named like a build output (``a/build`` of ``a/build/x.py``)."""
+    parts = path.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in BUILD_OUTPUTS:
+            yield "/".join(parts[: i + 1])
 
 
 def _match(path: str, pattern: str) -> bool:
@@ -122,7 +146,9 @@ def _walk(root: Path, checkout: Path | None = None) -> list[str]:
             except OSError:
                 continue
             if (
-                name in DEFAULT_EXCLUDES
+                (name in DEFAULT_EXCLUDES and not (
+                    name in BUILD_OUTPUTS
+                    and os.path.exists(os.path.join(entry.path, "__init__.py"))))
                 or name.endswith(".egg-info")
                 or os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
             ):
@@ -154,7 +180,6 @@ class WorktreeSnapshot:
         self.config = config
 
     def paths(self, within: Sequence[str] = ()) -> list[str]:
-        filter_ = PathFilter(self.config)
         if self.repo is not None:
             listed = self._listed(within)
             top_venvs = {p.split("/")[0] for p in listed if "/" in p}
@@ -170,6 +195,10 @@ class WorktreeSnapshot:
                     prefix = Path(os.path.relpath(base, self.root)).as_posix()
                     listed.extend(p if prefix == "." else f"{prefix}/{p}"
                                   for p in _walk(base, self.root))
+        # (a file named alone, as pre-commit does, lists no ``__init__.py`` beside it)
+        inits = {f"{folder}/__init__.py" for p in listed for folder in _build_folders(p)
+                 if (self.root / folder / "__init__.py").is_file()}
+        filter_ = PathFilter(self.config, [*listed, *inits])
         return [p for p in listed if filter_.accepts(p) and not _is_link_loop(self.root / p)]
 
     def _listed(self, within: Sequence[str]) -> list[str]:
@@ -312,6 +341,7 @@ def _is_link_loop(path: Path) -> bool:
 
 
 __all__ = [
+    "BUILD_OUTPUTS",
     "OutsideLink",
     "PathFilter",
     "SourceFile",
