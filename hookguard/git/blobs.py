@@ -117,19 +117,28 @@ def def_pairs(tree: ast.Module) -> set[tuple[str, str]]:
 def class_qualnames(tree: ast.Module) -> set[str]:
     """Qualified names of the classes ``tree`` defines, through any compound statement, with
     ``<locals>`` for those a function or method defines (as :func:`extract` names them)."""
-    names: set[str] = set()
-    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    return set(class_methods(tree))
+
+
+def class_methods(tree: ast.Module) -> dict[str, set[str]]:
+    """The classes ``tree`` defines, by qualified name (as :func:`class_qualnames`), each with
+    the names of the methods its own body defines, through any compound statement."""
+    found: dict[str, set[str]] = {}
+    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]  # node, prefix, class
     while stack:
-        node, prefix = stack.pop()
+        node, prefix, owner = stack.pop()
         for child in _statements(node):
             if isinstance(child, ast.ClassDef):
-                names.add(prefix + child.name)
-                stack.append((child, f"{prefix}{child.name}."))
+                qualname = prefix + child.name
+                found.setdefault(qualname, set())
+                stack.append((child, f"{qualname}.", qualname))
             elif isinstance(child, _Def):
-                stack.append((child, f"{prefix}{child.name}.<locals>."))
+                if owner is not None:
+                    found[owner].add(child.name)
+                stack.append((child, f"{prefix}{child.name}.<locals>.", None))
             else:
-                stack.append((child, prefix))
-    return names
+                stack.append((child, prefix, owner))
+    return found
 
 
 def _statements(node: ast.AST) -> Iterator[ast.stmt]:

@@ -30,7 +30,7 @@ from hookguard.git.blobs import (
     BlobJob,
     DefOwners,
     DefScan,
-    class_qualnames,
+    class_methods,
     class_segment,
     classes_of,
     close_readers,
@@ -613,6 +613,17 @@ class HistoryIndex:
         """Whether ``commit`` itself added class ``qualname`` to ``path`` (the file was there
         before without it, and has it after): a class the change that removed a hook wrote,
         knowing the hook was gone (a method moved down into a new subclass)."""
+        return self._gave(path, qualname, None, commit)
+
+    def gave_method(self, path: str, qualname: str, name: str, commit: str) -> bool:
+        """Whether ``commit`` gave class ``qualname`` of ``path`` its method ``name``: the class
+        is new there, or had no such method before it. A method the commit that removed the
+        hook from a base moved down into the class, with no line of its own changed: ldap3's
+        ``Reader.search``, whose ``class Reader(Cursor):`` line the commit moved above it
+        (first contact, round 22). It never overrode that hook."""
+        return self._gave(path, qualname, name, commit)
+
+    def _gave(self, path: str, qualname: str, name: str | None, commit: str) -> bool:
         before, after = f"{commit}^:{path}", f"{commit}:{path}"
         try:
             blobs = self.repo.read_blobs([before, after])
@@ -621,11 +632,13 @@ class HistoryIndex:
         if before not in blobs or after not in blobs:
             return False
         try:
-            had = qualname in class_qualnames(parse_quietly(blobs[before], path))
-            has = qualname in class_qualnames(parse_quietly(blobs[after], path))
+            had = class_methods(parse_quietly(blobs[before], path)).get(qualname)
+            has = class_methods(parse_quietly(blobs[after], path)).get(qualname)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-        return has and not had
+        if name is None:
+            return has is not None and had is None
+        return has is not None and name in has and (had is None or name not in had)
 
     def written_after(
         self, path: str, start: int, end: int, when: int, change: str = ""

@@ -494,9 +494,10 @@ class StaleOverride(Rule):
     ) -> bool:
         """Whether history shows the method took its name knowingly, not left behind: its
         lines were all written after the hook had gone, or by the commit that removed it (a
-        method moved down), or its class was added by that commit (all unless it calls
-        ``super().name()``, written as an override); or that commit wrote its ``def`` line
-        (a method renamed into the freed name)."""
+        method moved down), or that commit gave the class the method (a new class, or lines
+        moved into it unchanged) (all unless it calls ``super().name()``, written as an
+        override); or that commit wrote its ``def`` line (a method renamed into the freed
+        name). Each is criterion 2 unmet: the override did not exist while the hook did."""
         change, history = evidence.change, ctx.history
         if change is None or history is None or evidence.kind != "history":
             return False
@@ -504,7 +505,7 @@ class StaleOverride(Rule):
         if change.when and not calls_super and (
             history.written_after(path, method.line, method.end_line, change.when,
                                   change.commit)
-            or history.class_added_by(path, info.record.qualname, change.commit)
+            or history.gave_method(path, info.record.qualname, method.name, change.commit)
         ):
             return True
         return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)

@@ -1,0 +1,141 @@
+"""The evidence shapes first-contact rounds 20 to 22 showed to be no proof, each with a case that
+must fire (the proof holds) and one that must not be an error: minimal fixtures written from
+the description, not copies of the repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from hookguard.findings import Severity
+from tests.conftest import GitRepo, audited
+
+pytestmark = pytest.mark.usefixtures("private_key_dir")
+
+CURSOR = '''
+class Cursor:
+    def __init__(self, connection, base):
+        self.connection = connection
+        self.base = base
+        self.entries = []
+
+    def search(self, attributes=None):
+        """Perform the search.
+
+        :return: the entries found
+        """
+        self.entries = []
+        scope = "subtree"
+        self._execute_query(scope, attributes)
+        return self.entries
+
+    def _execute_query(self, scope, attributes):
+        self.entries = self.connection.search(self.base, scope)
+
+
+class Reader(Cursor):
+    kind = "reader"
+
+
+class Writer(Cursor):
+    kind = "writer"
+'''
+
+CONNECTION = '''
+class Connection:
+    def __init__(self, entries):
+        self.entries = entries
+
+    def search(self, base, scope):
+        return [e for e in self.entries if e.endswith(base)]
+'''
+
+# The commit moves ``class Reader(Cursor):`` (and ``_execute_query``) above ``search``: as git
+# diffs it, the method goes from the base to the subclass without one of its lines changing,
+# and ``_execute_query``'s member call ``self.connection.search(...)`` is removed and added.
+MOVED_DOWN = '''
+class Cursor:
+    def __init__(self, connection, base):
+        self.connection = connection
+        self.base = base
+        self.entries = []
+
+    def _execute_query(self, scope, attributes):
+        self.entries = self.connection.search(self.base, scope)
+
+
+class Reader(Cursor):
+    kind = "reader"
+
+    def search(self, attributes=None):
+        """Perform the search.
+
+        :return: the entries found
+        """
+        self.entries = []
+        scope = "subtree"
+        self._execute_query(scope, attributes)
+        return self.entries
+
+
+class Writer(Cursor):
+    kind = "writer"
+'''
+
+
+def test_a_method_moved_down_into_a_subclass_overrides_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """ldap3's ``Reader.search`` (round 22): the commit that took ``search`` off ``Cursor`` gave
+    it to ``Reader``; it never was an override of a hook the base had (criterion 2)."""
+    repo = git_repo()
+    repo.commit("cursors", {"pkg/__init__.py": "", "pkg/cursor.py": CURSOR.lstrip(),
+                            "pkg/connection.py": CONNECTION})
+    repo.commit("Writer cursor can only write, not search any more",
+                {"pkg/cursor.py": MOVED_DOWN.lstrip()})
+    assert "HG001 pkg.cursor.Reader.search" not in audited(repo)
+    assert "+    def search" not in repo.git("show", "HEAD", "--", "pkg/cursor.py")  # not written
+
+
+OWN_SEARCH = '''
+class Cursor:
+    def __init__(self, connection, base):
+        self.connection = connection
+        self.base = base
+        self.entries = []
+
+    def refresh(self):
+        return self.search()
+
+    def search(self, attributes=None):
+        self.entries = self.connection.search(self.base, "subtree")
+        return self.entries
+
+
+class Reader(Cursor):
+    kind = "reader"
+
+    def search(self, attributes=None):
+        self.entries = self.connection.search(self.base, "base")
+        return self.entries
+'''
+
+
+def test_an_override_older_than_the_removal_is_still_stale(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The same removal where ``Reader`` had its own ``search`` while ``Cursor.refresh`` called
+    it: written for the hook, left behind when the base stopped calling it."""
+    repo = git_repo()
+    repo.commit("cursors", {"pkg/__init__.py": "", "pkg/cursor.py": OWN_SEARCH,
+                            "pkg/connection.py": CONNECTION})
+    repo.commit("Cursors refresh by query", {"pkg/cursor.py": OWN_SEARCH.replace(
+        "        return self.search()\n\n    def search(self, attributes=None):\n"
+        "        self.entries = self.connection.search(self.base, \"subtree\")\n"
+        "        return self.entries\n",
+        "        self.entries = self.connection.search(self.base, \"subtree\")\n"
+        "        return self.entries\n")})
+    assert "def refresh(self):\n        self.entries" in repo.git("show", "HEAD:pkg/cursor.py")
+    found = audited(repo)["HG001 pkg.cursor.Reader.search"]
+    assert found.severity is Severity.ERROR, found.message
