@@ -139,3 +139,32 @@ def test_an_override_older_than_the_removal_is_still_stale(
     assert "def refresh(self):\n        self.entries" in repo.git("show", "HEAD:pkg/cursor.py")
     found = audited(repo)["HG001 pkg.cursor.Reader.search"]
     assert found.severity is Severity.ERROR, found.message
+
+
+def _patch(repo: GitRepo, before: str, after: str) -> bytes:
+    repo.commit("before", {"pkg/__init__.py": "", "pkg/cursor.py": before})
+    repo.commit("after", {"pkg/cursor.py": after})
+    return repo.git("show", "--format=", "-p", "-U0", "--no-color", "HEAD").encode()
+
+
+def test_a_member_call_line_moved_within_its_file_is_no_dropped_call(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """ldap3's commit moved ``self.connection.search(...)`` with the method around it: the
+    ``-U0`` patch removes the line and adds it back. A call still made is no call dropped."""
+    from hookguard.git.changes import forwarded_member_call
+
+    patch = _patch(git_repo(), CURSOR.lstrip(), MOVED_DOWN.lstrip())
+    assert b"-        self.entries = self.connection.search(" in patch
+    assert not forwarded_member_call(patch, "search")
+
+
+def test_a_member_call_line_the_commit_deletes_is_a_dropped_call(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    from hookguard.git.changes import forwarded_member_call
+
+    dropped = CURSOR.lstrip().replace(
+        "        self.entries = self.connection.search(self.base, scope)\n",
+        "        self.entries = []\n")
+    assert forwarded_member_call(_patch(git_repo(), CURSOR.lstrip(), dropped), "search")

@@ -171,7 +171,8 @@ def forwarded_member_call(
     self.env.set_attr(...)``), which says nothing about whether anything calls it (first
     contact, round 3). Where the hunk does not show the ``def`` (no context), ``enclosing``
     (old path, old line number) names the method the line was in, from the old version
-    (CKAN's ``before_fork`` forwarding to ``self.backend.before_fork()``, round 15)."""
+    (CKAN's ``before_fork`` forwarding to ``self.backend.before_fork()``, round 15). A line the
+    same file's patch adds back, moved or re-indented, removes no call."""
     member = re.compile(rb"^-.*\bself(?:\.\w+)+\." + re.escape(name.encode()) + rb"\(")
     own = name.encode()
     for chunk in patch.split(b"\ndiff --git"):
@@ -179,6 +180,10 @@ def forwarded_member_call(
         if path is not None and not framework_path(path):
             continue  # a test's self.driver.name() uses an API (libcloud, round 6)
         old = _OLD_PATH.search(chunk)
+        # A line the commit writes back in the same file was moved or re-indented: it still
+        # calls (ldap3's ``self.connection.search(...)``, moved with its class: round 22).
+        kept = {line[1:].strip() for line in chunk.split(b"\n")
+                if line.startswith(b"+") and not line.startswith(b"+++")}
         current: bytes | None = None  # the method the hunk's lines are in, where it says
         line_no = 0  # the old version's number of the next removed line
         for line in chunk.split(b"\n"):
@@ -190,7 +195,7 @@ def forwarded_member_call(
             definition = _DEF_LINE.match(line)
             if definition is not None:
                 current = definition.group(1)
-            elif current != own and member.match(line) and (
+            elif current != own and member.match(line) and line[1:].strip() not in kept and (
                     current is not None or old is None
                     or enclosing(old.group(1), line_no) != own):
                 return True
