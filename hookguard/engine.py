@@ -31,7 +31,7 @@ from hookguard.model.cache import CACHE_DIR_NAME, RecordCache, encoded
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, UndecodableRecord
-from hookguard.model.sources import WorktreeSnapshot
+from hookguard.model.sources import WorktreeSnapshot, linked_folders, through_link
 from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
 from hookguard.rules.base import PassedKeyword
 
@@ -290,7 +290,7 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
     if cache is not None:
         state_now = _state_of(inputs, keys, findings, history_notes)
         cache.put_state(encoded(lambda: encode_state(state_now)))
-    findings = [f for f in findings if in_scope(f.path, scopes)]
+    findings = once_per_file(workspace.root, [f for f in findings if in_scope(f.path, scopes)])
     errors = [e for e in input_errors(checkout) if in_scope(e.path, scopes)]
     if cache is not None:
         result = (findings, errors, list(notes))
@@ -431,6 +431,26 @@ def open_history(
         else None
     )
     return history, note
+
+
+def once_per_file(root: Path, findings: list[Finding]) -> list[Finding]:
+    """``findings`` less those read through a link to a folder of the checkout that the same
+    rule reports at the same place of the real file: Limnoria's ``supybot -> src`` is read
+    twice, so that ``import supybot.conf`` resolves, but each finding is one (first contact,
+    round 19)."""
+    linked = linked_folders(os.fspath(root), {f.path for f in findings})
+    if not linked:
+        return findings
+    top = os.path.realpath(root)
+    at = {(f.code, f.path, f.line, f.column) for f in findings}
+
+    def twin(finding: Finding) -> bool:
+        if not through_link(finding.path, linked):
+            return False
+        real = os.path.relpath(os.path.realpath(os.path.join(root, finding.path)), top)
+        return (finding.code, Path(real).as_posix(), finding.line, finding.column) in at
+
+    return [f for f in findings if not twin(f)]
 
 
 def in_scope(path: str, scopes: Sequence[str]) -> bool:

@@ -15,6 +15,7 @@ import pytest
 
 from hookguard.config import Config
 from hookguard.engine import Options, audit
+from hookguard.findings import Severity
 from hookguard.git.repo import Repo
 from hookguard.model.sources import WorktreeSnapshot
 from tests.conftest import GitRepo, write_tree
@@ -191,3 +192,31 @@ def test_loops_of_links_end(tmp_path: Path, git: bool) -> None:
                       "b/__init__.py", "b/to_a/__init__.py", "b/to_a/x.py", "b/y.py"]
     result = audit([root], Options(use_cache=False))
     assert result.errors == [] and result.findings == []
+
+
+LIMNORIA_LIKE = {
+    "src/__init__.py": "",
+    "src/registry.py": BASE,
+    "src/conf.py": """
+from supybot.registry import Base
+
+
+class Channel(Base):
+    def hook(self, x):
+        return x
+""",
+}
+
+
+def test_a_finding_in_a_linked_package_is_reported_once(tmp_path: Path) -> None:
+    """Limnoria's ``supybot -> src`` (first contact, round 19): the package is read under both
+    names, so that ``from supybot.registry import Value`` resolves, but the finding in
+    ``src/conf.py`` is one finding, reported at the real file."""
+    root = write_tree(tmp_path / "repo", LIMNORIA_LIKE)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _link(root, "supybot", "src")
+    result = audit([root], Options(use_cache=False, history=False))
+    assert {"src/conf.py", "supybot/conf.py"} <= set(result.project.files)
+    drifts = [f for f in result.findings if f.code == "HG002"]
+    assert [(f.path, f.line) for f in drifts] == [("src/conf.py", 5)], drifts
+    assert drifts[0].severity is Severity.ERROR
