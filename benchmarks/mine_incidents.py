@@ -1,11 +1,13 @@
 """Propose candidate hook incidents (and traps) from a repository's git history.
 
     python benchmarks/mine_incidents.py REPO [--rev REV] [--since DATE] [--max-commits N]
-                                             [--paths PATHSPEC ...] [--traps] [--limit N]
-                                             [--composition] [--outside] [--no-dispatch]
+                                             [--grep RE] [--paths PATHSPEC ...] [--traps]
+                                             [--limit N] [--composition] [--outside]
+                                             [--no-dispatch]
     python benchmarks/mine_incidents.py REPO --fixes      # later fixes of stale overrides
     python benchmarks/mine_incidents.py REPO --messages   # fix-like commit messages
     python benchmarks/mine_incidents.py REPO --rev C --shape NAME   # every def NAME at C
+    python benchmarks/mine_incidents.py REPO --snapshots 30 --paths PKG/  # overrides left behind
 
 A tool for people: every candidate it prints must be verified by reading both versions of the
 files (``git show C^:path`` and ``git show C:path``) before it goes into
@@ -63,6 +65,13 @@ The miners:
   are no fix. The introducing commit shown is the last one before the fix whose diff of that
   relative's file adds or removes the parameter's name: a guess, to be checked (the break may
   come from a caller in another file). This found most of the 2026-12 additions.
+* **left behind** (``--snapshots N --paths PKG``): no commit walk; at N first-parent snapshots,
+  methods of tests/examples/docs or function-local classes that subclass (by name) a class under
+  PKG, that no in-package ancestor and no package file defines or assigns, while an ancestor's
+  file once had ``def NAME(`` (its ``git log -S`` is shown). It sees a removal whatever the
+  commit says or how the dispatch went (a ``hasattr`` probe dropped, a per-class dispatch
+  replaced by a fixed table), but only overrides that survived to a snapshot: 5 of issue 23's
+  round-3 incidents came from it, none from the commit walk.
 * **messages** (``--messages``): commits whose message reads like the later fix of such a break
   ("override never called", "rename ... in subclass"), to be traced back with ``git log -S``.
 
@@ -79,10 +88,12 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import io
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import tarfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 DEF_LINE = re.compile(r"^(?P<indent>\s+)(async\s+)?def\s+(?P<name>\w+)\s*\(")
@@ -176,10 +187,14 @@ def commits(
     since: str | None,
     max_commits: int | None,
     paths: list[str] | None = None,
+    grep: str | None = None,
 ) -> Iterator[Commit]:
     """Stream non-merge commits with their zero-context ``.py`` diffs (``paths``: pathspecs
-    that select the commits, e.g. the base classes' files; the diff still covers every file)."""
+    that select the commits, e.g. the base classes' files; the diff still covers every file;
+    ``grep``: an extended regular expression the commit message must match, any case)."""
     args = ["log", "--no-merges", "-p", "-U0", "--no-renames", "--format=\x01%H %s", rev]
+    if grep:
+        args += ["-i", "-E", f"--grep={grep}"]
     if since:
         args.append(f"--since={since}")
     if max_commits:
@@ -1096,6 +1111,112 @@ def sum_shape(shape: tuple[int, frozenset[str]]) -> int:
     return shape[0] + len(shape[1])
 
 
+Classes = dict[str, list[tuple[str, list[str], dict[str, int], bool]]]
+
+
+def snapshot_classes(repo: str, rev: str) -> tuple[Classes, dict[str, str]]:
+    """Every class at ``rev`` by name: (path, base names, methods, defined in a function), read
+    from one ``git archive`` stream; and the text of each ``.py`` file."""
+    archive = subprocess.run(["git", "-C", repo, "archive", rev], capture_output=True, check=True)
+    found: Classes = {}
+    texts: dict[str, str] = {}
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        for member in tar:
+            handle = tar.extractfile(member) if member.name.endswith(".py") else None
+            if handle is None:
+                continue
+            texts[member.name] = handle.read().decode("utf-8", "replace")
+            try:
+                tree = ast.parse(texts[member.name])
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+            while stack:
+                node, local = stack.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.ClassDef):
+                        own = {
+                            f.name: f.lineno
+                            for f in child.body
+                            if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                        }
+                        entry = (member.name, base_names(child), own, local)
+                        found.setdefault(child.name, []).append(entry)
+                    inner = local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                    stack.append((child, inner))
+    return found, texts
+
+
+def lineage(
+    found: Classes, name: str, in_package: Callable[[str], bool], done: set[tuple[str, str]]
+) -> Iterator[tuple[str, dict[str, int]]]:
+    """The in-package classes named ``name`` and their ancestors, by name: (path, methods)."""
+    for path, bases, own, _ in found.get(name, []):
+        if in_package(path) and (name, path) not in done:
+            done.add((name, path))
+            yield path, own
+            for base in bases:
+                yield from lineage(found, base, in_package, done)
+
+
+def mine_snapshots(repo: str, count: int, packages: list[str]) -> Iterator[str]:
+    """Overrides left behind, seen at ``count`` first-parent snapshots: a method of a class in
+    tests/examples/docs (or a function-local class) that subclasses, by name, a class under
+    ``packages``, which no in-package ancestor and no package file defines or assigns at that
+    snapshot, while an ancestor's file once had ``def NAME(`` (its ``git log -S`` is shown: the
+    removing or renaming commit is one of those). Finds stale overrides whatever the removing
+    commit's message or shape (a dropped ``hasattr`` probe, a dispatch replaced by a table)."""
+    revs = git(repo, "rev-list", "--first-parent", "HEAD").split()
+    seen: set[tuple[str, str, str]] = set()
+    skip = {"setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method"}
+
+    def in_package(path: str) -> bool:
+        return path.startswith(tuple(packages)) and not place_of(path)
+
+    for rev in dict.fromkeys(revs[len(revs) * k // count] for k in range(count)):
+        found, texts = snapshot_classes(repo, rev)
+        package_text = "\n".join(t for p, t in texts.items() if in_package(p))
+
+        for name, entries in found.items():
+            for path, bases, own, local in entries:
+                if not (place_of(path) or local):
+                    continue
+                line = [hit for base in bases for hit in lineage(found, base, in_package, set())]
+                known = {method for _, methods_ in line for method in methods_}
+                for method, at in own.items():
+                    key = (path, name, method)
+                    if (
+                        not line
+                        or method in known
+                        or method.startswith(("__", "test"))
+                        or method in skip
+                        or key in seen
+                    ):
+                        continue
+                    seen.add(key)
+                    pattern = rf"def {method}\(|\b{method}\s*="
+                    if re.search(pattern, package_text):
+                        continue
+                    files = sorted({p for p, _ in line})
+                    log = git(
+                        repo,
+                        "log",
+                        rev,
+                        "--format=%h %ad %s",
+                        "--date=short",
+                        f"-Sdef {method}(",
+                        "--",
+                        *files,
+                    ).splitlines()
+                    if log:
+                        where = ", ".join(place_of(path) + (["local"] if local else []))
+                        yield (
+                            f"left-behind       @{rev[:10]} {path}:{at} {name}.{method} [{where}]"
+                            f"\n  ancestors' files: {', '.join(files)}"
+                            + "".join(f"\n  -S: {entry}" for entry in log[:3])
+                        )
+
+
 def mine_messages(repo: str, rev: str, since: str | None) -> list[str]:
     args = [
         "log",
@@ -1129,6 +1250,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--since", help="only commits after this date (git --since)")
     parser.add_argument("--max-commits", type=int)
+    parser.add_argument(
+        "--grep",
+        metavar="REGEX",
+        help="only commits whose message matches (extended, any case): e.g. "
+        "'remove.*deprecat|rename' walks a long history's removals in minutes",
+    )
     parser.add_argument("--messages", action="store_true", help="list fix-like commit messages")
     parser.add_argument("--traps", action="store_true", help="also print trap candidates")
     parser.add_argument("--limit", type=int, default=200, help="stop after N candidates")
@@ -1153,6 +1280,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-dispatch", action="store_true", help="leave out the callback-dispatch miner"
     )
+    parser.add_argument(
+        "--snapshots",
+        type=int,
+        metavar="N",
+        help="instead of walking commits: overrides left behind in tests/examples/docs or "
+        "local classes, at N first-parent snapshots (--paths names the package folders)",
+    )
     options = parser.parse_args(argv)
     if options.shape:
         print("\n".join(shapes(options.repo, options.rev, options.shape)))
@@ -1160,9 +1294,13 @@ def main(argv: list[str] | None = None) -> int:
     if options.messages:
         print("\n".join(mine_messages(options.repo, options.rev, options.since)))
         return 0
+    if options.snapshots:
+        for line in mine_snapshots(options.repo, options.snapshots, options.paths or [""]):
+            print(line, flush=True)
+        return 0
     count = 0
     for commit in commits(
-        options.repo, options.rev, options.since, options.max_commits, options.paths
+        options.repo, options.rev, options.since, options.max_commits, options.paths, options.grep
     ):
         found = (
             (*mine_fixes(options.repo, commit), *mine_widened(options.repo, commit))
