@@ -250,7 +250,7 @@ def hook_changes(
             # Dropped in the hook's own file, a string is a deprecation message or the like;
             # the framework's dispatch by name lives elsewhere.
             called = bool(dropped.get(old, set()) - {before.file.path, after.file.path}) or any(
-                old in node.record.self_refs for node in base.mro(before)
+                node.record.calls_on_self(old) for node in base.mro(before)
                 if isinstance(node, ClassInfo))
             if not called and old not in overridden:
                 continue  # neither called by the family nor overridden: not a hook (a test)

@@ -109,7 +109,7 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
             if id(base) not in line:
                 line[id(base)] = base
                 pending.append(base)
-    if any(name in klass.self_refs for klass in line.values()):
+    if any(klass.calls_on_self(name) for klass in line.values()):
         return True
     below = {id(own)}
     grew = True
@@ -121,7 +121,7 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
             ):
                 below.add(id(klass))
                 grew = True
-                if name in klass.self_refs:
+                if klass.calls_on_self(name):
                     return True
     return False
 

@@ -833,6 +833,7 @@ class _FileExtractor:
         refs: set[str] = set()
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
+        recursion: tuple[set[str], set[str]] = (set(), set())
         members: dict[str, str | None] = {}
         constructed: dict[str, set[str]] = {}
         returned: dict[str, str] = {}  # property -> the member it returns
@@ -844,7 +845,8 @@ class _FileExtractor:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # classes a method defines (a test's own subclass): ``C.test.<locals>.MyNS``
                 self._walk_scope(stmt.body, f"{qualname}.{stmt.name}.<locals>.", True)
-                method = self._method(stmt, refs, prefixes, members, constructed, returned)
+                method = self._method(stmt, refs, prefixes, members, constructed, returned,
+                                      recursion)
                 if method is None:
                     continue
                 existing = methods.get(method.name)
@@ -869,6 +871,7 @@ class _FileExtractor:
         )
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
+        record.recursive = frozenset(recursion[0] - recursion[1])
         record.self_prefixes = frozenset(prefixes)
         for prop, attr in returned.items():
             if prop not in members and attr in members:
@@ -894,6 +897,7 @@ class _FileExtractor:
         class_members: dict[str, str | None],
         class_constructed: dict[str, set[str]],
         returned: dict[str, str],
+        recursion: tuple[set[str], set[str]],
     ) -> MethodRecord | None:
         decorators = tuple(
             dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
@@ -935,6 +939,10 @@ class _FileExtractor:
                     isinstance(last.value.value, ast.Name) and last.value.value.id == self_name):
                 returned[node.name] = last.value.attr
         self.method_nodes.add(id(node))
+        itself, others = recursion  # names used on self in their own method; elsewhere
+        if node.name in scanner.refs:
+            itself.add(node.name)
+        others.update(scanner.refs - {node.name})
         class_refs.update(scanner.refs)
         class_prefixes.update(scanner.prefixes)
         if scanner.looked_up & scanner.rebound:

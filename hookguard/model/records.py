@@ -255,6 +255,9 @@ class ClassRecord:
     # class attributes bound once in the body, to a literal (``_USE_BASE = False``): its truth
     flags: dict[str, bool] = field(default_factory=dict)
     self_refs: frozenset[str] = frozenset()  # ``self.X``/``cls.X`` loads anywhere in the class
+    # the ``self_refs`` made only inside the method of that name (``def f(self): return
+    # self.f()``): they run once something else has called it, so they call no hook
+    recursive: frozenset[str] = frozenset()
     self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function
     # The names its methods use on the class (see :func:`method_mentions`) that are neither
@@ -273,6 +276,11 @@ class ClassRecord:
     rebinds: bool = False  # ``setattr(self, <computed name>, ...)``: methods replaced at run time
     narrows: bool = False  # some method calls through an ``isinstance``-narrowed name ("typed")
     member_calls: frozenset[str] = frozenset()  # names called on members or narrowed names
+
+    def calls_on_self(self, name: str) -> bool:
+        """Whether the class calls (or reads) ``name`` on ``self`` outside the method of that
+        name: a call of a hook, where a method reaching its own name calls none."""
+        return name in self.self_refs and name not in self.recursive
 
 
 @dataclass(slots=True)

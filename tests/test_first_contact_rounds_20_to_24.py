@@ -1,4 +1,4 @@
-"""The evidence shapes first-contact rounds 20 to 22 showed to be no proof, each with a case that
+"""The evidence shapes first-contact rounds 20 to 24 showed to be no proof, each with a case that
 must fire (the proof holds) and one that must not be an error: minimal fixtures written from
 the description, not copies of the repositories."""
 
@@ -168,3 +168,72 @@ def test_a_member_call_line_the_commit_deletes_is_a_dropped_call(
         "        self.entries = self.connection.search(self.base, scope)\n",
         "        self.entries = []\n")
     assert forwarded_member_call(_patch(git_repo(), CURSOR.lstrip(), dropped), "search")
+
+
+# -- round 24: a base's placeholder that calls its own name ----------------------------------
+PRIMITIVES = '''from pkg.items import LengthSubItem
+
+
+class ServiceParameter:
+    def from_primitive(self):
+        return self.from_primitive()
+
+
+class LengthNotification(ServiceParameter):
+    def __init__(self):
+        self.length = 0
+
+    def from_primitive(self):
+        item = LengthSubItem()
+        item.from_primitive(self)
+        return item
+'''
+
+ITEMS = '''class LengthSubItem:
+    def from_primitive(self, primitive):
+        self.length = primitive.length
+
+
+class UserInformationItem:
+    def __init__(self):
+        self.user_data = []
+
+    def from_primitive(self, primitive):
+        for item in primitive:
+            self.user_data.append(item.from_primitive())
+'''
+
+
+def test_a_placeholder_calling_its_own_name_is_no_call_of_the_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """pynetdicom's ``ServiceParameter.from_primitive`` (round 24): its body calls
+    ``self.from_primitive()``, which runs only once something else has called it. Dropping it
+    stops no call; the subclasses' methods are still called (``item.from_primitive()``)."""
+    repo = git_repo()
+    repo.commit("service parameters and items", {
+        "pkg/__init__.py": "", "pkg/primitives.py": PRIMITIVES, "pkg/items.py": ITEMS})
+    repo.commit("drop the placeholder from ServiceParameter", {
+        "pkg/primitives.py": PRIMITIVES.replace(
+            "    def from_primitive(self):\n        return self.from_primitive()\n\n\n"
+            "class LengthNotification", "    pass\n\n\nclass LengthNotification")})
+    assert "HG001 pkg.primitives.LengthNotification.from_primitive" not in audited(repo)
+
+
+def test_a_caller_of_the_hook_the_base_drops_still_proves_it(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The same removal where another method of the base called the hook: it stopped."""
+    calling = PRIMITIVES.replace(
+        "    def from_primitive(self):\n        return self.from_primitive()\n",
+        "    def encode(self):\n        return self.from_primitive()\n\n"
+        "    def from_primitive(self):\n        raise NotImplementedError\n")
+    repo = git_repo()
+    repo.commit("service parameters", {
+        "pkg/__init__.py": "", "pkg/primitives.py": calling,
+        "pkg/items.py": ITEMS.replace("item.from_primitive()", "item.to_primitive()")})
+    repo.commit("drop the hook from ServiceParameter", {"pkg/primitives.py": calling.replace(
+        "    def encode(self):\n        return self.from_primitive()\n\n"
+        "    def from_primitive(self):\n        raise NotImplementedError\n", "    pass\n")})
+    found = audited(repo)["HG001 pkg.primitives.LengthNotification.from_primitive"]
+    assert found.severity is Severity.ERROR, found.message
