@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
 from hookguard.findings import Finding, InputError, Severity
-from hookguard.git.changes import HookChange, pair_renames, renamed_dispatch
+from hookguard.git.changes import HookChange, dropped_dispatch, pair_renames, renamed_dispatch
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
@@ -266,9 +266,10 @@ def hook_changes(
 
 def _dispatched(repo: Repo, base: str, head: str, changes: list[HookChange]
                 ) -> list[HookChange]:
-    """``changes``, each renamed hook the model saw no call of marked called where the
-    change renamed a dispatch of it (:func:`~hookguard.git.changes.renamed_dispatch`)."""
-    asked = [c for c in changes if c.new and not c.was_called]
+    """``changes``, each hook the model saw no call of marked called where the change renamed
+    a dispatch of it (:func:`~hookguard.git.changes.renamed_dispatch`) or, removing it,
+    removed one (:func:`~hookguard.git.changes.dropped_dispatch`)."""
+    asked = [c for c in changes if not c.was_called]
     if not asked:
         return changes
     try:
@@ -277,8 +278,9 @@ def _dispatched(repo: Repo, base: str, head: str, changes: list[HookChange]
                                               else (base, head)), "--", "*.py")
     except GitError:
         return changes  # (unanswered: the hook stays an API method, a warning)
-    return [replace(c, was_called=True) if c in asked and renamed_dispatch(
-        patch, c.old, c.new or "") else c for c in changes]
+    return [replace(c, was_called=True) if c in asked and (
+        renamed_dispatch(patch, c.old, c.new) if c.new else dropped_dispatch(patch, c.old)
+    ) else c for c in changes]
 
 
 def orphaned_overrides(

@@ -1250,3 +1250,88 @@ def test_a_same_named_method_outside_the_family_that_delegates_still_speaks_for_
                                           "(remote_engine_id=1, conn_request=request)"),
     })
     assert errors(gate(repo, base)) == {"HG002 pkg.uni.UniExecutor.p2p_connect"}
+
+
+# -- a dispatch over registered objects, dropped with the hook (sphinx's can_document_member) --
+DOCUMENTERS = '''
+class Documenter:
+    priority = 0
+
+    @classmethod
+    def can_document_member(cls, member):
+        return False
+
+
+class FunctionDocumenter(Documenter):
+    @classmethod
+    def can_document_member(cls, member):
+        return callable(member)
+
+
+def pick(registry, member):
+    return max(
+        (cls for cls in registry.values() if cls.can_document_member(member)),
+        key=lambda cls: cls.priority,
+        default=None,
+    )
+'''
+
+PICKED = '''
+class Documenter:
+    priority = 0
+
+
+class FunctionDocumenter(Documenter):
+    pass
+
+
+def pick(registry, member):
+    return registry["function"] if callable(member) else None
+'''
+
+TUTORIAL = '''
+from pkg.documenters import Documenter
+
+
+class IntEnumDocumenter(Documenter):
+    priority = 10
+
+    @classmethod
+    def can_document_member(cls, member):
+        return isinstance(member, int)
+'''
+
+
+def _dispatch_removed(repo: GitRepo, after: str) -> str:
+    repo.commit("documenters", {"pkg/__init__.py": "", "pkg/documenters.py": DOCUMENTERS,
+                                "docs/examples/intenum.py": TUTORIAL})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Pick documenters by a table", {"pkg/documenters.py": after})
+    return base
+
+
+SYMBOL = "HG001 intenum.IntEnumDocumenter.can_document_member"
+
+
+def test_a_dispatch_over_registered_objects_dropped_with_the_hook_proves_it(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    base = _dispatch_removed(repo, PICKED)
+    assert errors(gate(repo, base)) == {SYMBOL}
+    audit_found = {f"{f.code} {f.symbol}": f for f in audit(
+        [repo.root], Options(use_cache=False, workers=1)).findings}
+    assert audit_found[SYMBOL].severity is Severity.ERROR
+
+
+def test_a_dispatch_the_change_only_moves_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The loop is rewritten elsewhere, still asking every registered class: the hook runs."""
+    moved = PICKED.replace(
+        '    return registry["function"] if callable(member) else None\n',
+        "    found = [cls for cls in registry.values() if cls.can_document_member(member)]\n"
+        "    return found[0] if found else None\n")
+    repo = git_repo()
+    base = _dispatch_removed(repo, moved)
+    assert not errors(gate(repo, base))

@@ -156,6 +156,30 @@ def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
     return False
 
 
+def dropped_dispatch(patch: bytes, name: str) -> bool:
+    """Whether ``patch`` (``git diff -p -U0``), which removes the hook ``name``, also removes a
+    call of it on each object of a collection the framework's own code walked (not tests,
+    examples or docs): the removed lines bind the receiver by a ``for`` (a loop or a
+    comprehension) and call ``name`` on it, and no added line of that file calls it so again
+    (a moved block). Sphinx's ``max(cls for cls in registry.documenters.values() if
+    cls.can_document_member(...))`` asked every registered documenter; dropped with the
+    hook, the overrides left in a tutorial and a test are asked no more (issue 23)."""
+    call = re.compile(rb"^-.*?\b([A-Za-z_]\w*)\." + re.escape(name.encode()) + rb"\(",
+                      re.MULTILINE)
+    for chunk in patch.split(b"\ndiff --git"):
+        path = _chunk_path(chunk)
+        if path is None or not framework_path(path):
+            continue
+        for match in call.finditer(chunk):
+            receiver = re.escape(match.group(1))  # (``cls`` too: a comprehension's name)
+            walked = re.search(rb"^-.*\bfor\s+" + receiver + rb"\s+in\b", chunk, re.MULTILINE)
+            kept = re.search(rb"^\+.*\b" + receiver + rb"\." + re.escape(name.encode())
+                             + rb"\(", chunk, re.MULTILINE)
+            if walked and not kept:
+                return True
+    return False
+
+
 _DEF_LINE = re.compile(rb"^[-+ ]?\s*(?:async\s+)?def\s+([A-Za-z_]\w*)")
 
 

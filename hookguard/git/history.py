@@ -40,6 +40,7 @@ from hookguard.git.blobs import (
 )
 from hookguard.git.changes import (
     HookChange,
+    dropped_dispatch,
     forwarded_member_call,
     framework_path,
     pair_renames,
@@ -537,7 +538,7 @@ class HistoryIndex:
         ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
         patch = self._patch(commit)
         if forwarded_member_call(patch, name, lambda old, line: self._enclosing_def(
-                commit, old, line)):
+                commit, old, line)) or dropped_dispatch(patch, name):
             return True
         return self._commit_names(commit, name, path, b"-")
 
