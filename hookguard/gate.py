@@ -239,6 +239,7 @@ def hook_changes(
         if before is None or before.record is after.record or not head.subclasses(after):
             continue  # new, unchanged (a blob both trees share is one record), or a leaf
         changes.extend(_undispatched(base, head, before, after))
+        changes.extend(_unprobed(base, head, before, after))
         removed = [m for m in before.record.methods if m not in after.record.methods]
         if not removed:
             continue
@@ -350,6 +351,34 @@ def _undispatched(
         and name not in called_after and name in overridden
         and name in after.file.attr_refs and not (name.startswith("__") and name.endswith("__"))
     ]
+
+
+def _unprobed(
+    base: Project, head: Project, before: ClassInfo, after: ClassInfo
+) -> list[HookChange]:
+    """Optional hooks the class's line stopped calling: before the change, it called the name
+    on ``self`` where ``hasattr(self, "name")`` (a lookup by name in its file) said a subclass
+    has it, and no class of its line defined it; after, nothing in its line calls it, while a
+    subclass still defines it (tornado's ``get_error_html``, probed and called in
+    ``write_error`` until 3d5c48f8: issue 23's incidents)."""
+    called_after = head.inherited_refs(after) | after.record.self_refs
+    probed = before.file.string_refs | before.file.literals  # (``hasattr(self, "x")`` is
+    # read as a use on self: its string is among the file's literals)
+    overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
+    return [
+        HookChange(class_fq=after.fq, old=name, new=None, commit="", short="", subject="",
+                   path=after.file.path, was_called=True, probed=True)
+        for name in sorted(overridden & probed)
+        if before.record.calls_on_self(name) and name not in called_after
+        and not _is_dunder(name) and name not in before.record.methods
+        and base.defining_ancestor(before, name) is None
+        and head.defining_ancestor(after, name) is None
+        and head.unknown_before(after, None, name) is None
+    ]
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def _dropped_uses(

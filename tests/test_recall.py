@@ -1335,3 +1335,64 @@ def test_a_dispatch_the_change_only_moves_proves_nothing(
     repo = git_repo()
     base = _dispatch_removed(repo, moved)
     assert not errors(gate(repo, base))
+
+
+# -- an optional hook the base probed with hasattr and stopped calling (tornado's get_error_html)
+HANDLER = '''
+class RequestHandler:
+    def write_error(self, status_code):
+        if hasattr(self, "get_error_html"):
+            self.finish(self.get_error_html(status_code))
+        else:
+            self.finish("<html>%d</html>" % status_code)
+
+    def finish(self, text):
+        self.text = text
+'''
+
+TEST_HANDLER = '''
+from pkg.web import RequestHandler
+
+
+class TestRequestHandler(RequestHandler):
+    def get_error_html(self, status_code):
+        return "got expected exception"
+'''
+
+
+def _probe_dropped(repo: GitRepo, after: str) -> str:
+    repo.commit("handlers", {"pkg/__init__.py": "", "pkg/web.py": HANDLER,
+                             "tests/test_stack.py": TEST_HANDLER})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Remove get_error_html", {"pkg/web.py": after})
+    return base
+
+
+def test_an_optional_hook_the_base_stopped_calling_is_dead(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    base = _probe_dropped(repo, HANDLER.replace(
+        '        if hasattr(self, "get_error_html"):\n'
+        "            self.finish(self.get_error_html(status_code))\n        else:\n    ", ""))
+    found = gate(repo, base)
+    assert errors(found) == {"HG001 test_stack.TestRequestHandler.get_error_html"}, found
+    assert "optional hook" in found["HG001 test_stack.TestRequestHandler.get_error_html"].message
+
+
+def test_an_optional_hook_still_probed_elsewhere_in_the_line_runs(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The probe and call move to another method of the class: the hook is still called."""
+    moved = HANDLER.replace(
+        '        if hasattr(self, "get_error_html"):\n'
+        "            self.finish(self.get_error_html(status_code))\n        else:\n    ",
+        "").replace(
+        "    def finish(self, text):\n",
+        "    def send_error(self, status_code):\n"
+        '        if hasattr(self, "get_error_html"):\n'
+        "            return self.get_error_html(status_code)\n\n"
+        "    def finish(self, text):\n")
+    repo = git_repo()
+    base = _probe_dropped(repo, moved)
+    assert not errors(gate(repo, base))

@@ -165,6 +165,8 @@ def hook_change_notes(result: GateResult) -> list[str]:
 def _hook_change_what(change: HookChange) -> str:
     if change.undispatched:
         what = " no longer called through self"
+    elif change.probed:
+        what = " no longer called (an optional hook, probed with hasattr)"
     elif change.new:
         what = f" renamed to {change.new}"
     elif change.owner and change.owner != change.class_fq:

@@ -40,17 +40,24 @@ class HookChange:
     # The class that defined the hook, when not ``class_fq`` (an override whose bases the change
     # replaced: ``class_fq`` is its new nearest base, which never had the hook; ``check`` only).
     owner: str = ""
+    # An optional hook, never defined by the class: it called the name on ``self`` where
+    # ``hasattr(self, "name")`` said a subclass has it, and no longer does (``check`` only).
+    probed: bool = False
 
     @property
     def kind(self) -> str:
         if self.undispatched:
             return "undispatched"
+        if self.probed:
+            return "unprobed"
         return "renamed" if self.new else "removed"
 
     def describe(self) -> str:
         what = f"renamed to {self.new}" if self.new else "removed"
         if self.undispatched:
             what = "no longer called through self"
+        elif self.probed:
+            what = "no longer called (an optional hook the class probed with hasattr)"
         return f"{what} in {self.short} ({self.subject})"
 
 

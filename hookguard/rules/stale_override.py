@@ -46,6 +46,8 @@ class _Evidence:
             )
         assert self.change is not None
         verb = f"renamed to {self.new}" if self.new else "removed"
+        if self.change.probed:
+            verb = "no longer called (it probed it with hasattr and called it on self)"
         when = (
             "by this change"
             if self.kind == "diff" and not self.change.short
@@ -431,8 +433,10 @@ class StaleOverride(Rule):
             if own_users or outside:
                 return None  # a removed hook the class still uses is its own helper now
             fix = "delete it, or move its logic to the hook that replaced it"
+            gone = ("an optional hook its base stopped calling" if change is not None
+                    and change.probed else "a hook that was removed")
             headline = (
-                f"{info.name}.{name} overrides a hook that was removed: "
+                f"{info.name}.{name} overrides {gone}: "
                 f"{evidence.describe()}; nothing calls it any more"
             )
         if severity is Severity.WARNING and reasons:
