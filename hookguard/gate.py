@@ -25,6 +25,7 @@ in red, for a maintainer to merge on purpose.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,7 +35,13 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
 from hookguard.findings import Finding, InputError, Severity
-from hookguard.git.changes import HookChange, dropped_dispatch, pair_renames, renamed_dispatch
+from hookguard.git.changes import (
+    HookChange,
+    def_around,
+    dropped_dispatch,
+    pair_renames,
+    renamed_dispatch,
+)
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
@@ -279,8 +286,19 @@ def _dispatched(repo: Repo, base: str, head: str, changes: list[HookChange]
                                               else (base, head)), "--", "*.py")
     except GitError:
         return changes  # (unanswered: the hook stays an API method, a warning)
+
+    def enclosing(old: bytes, line: int) -> bytes | None:
+        """The method around ``line`` of ``old`` in the base revision."""
+        spec = f"{base}:{os.fsdecode(old)}"
+        try:
+            data = repo.read_blobs([spec]).get(spec)
+        except (GitError, ValueError):
+            return None
+        return def_around(data, line) if data is not None else None
+
     return [replace(c, was_called=True) if c in asked and (
-        renamed_dispatch(patch, c.old, c.new) if c.new else dropped_dispatch(patch, c.old)
+        renamed_dispatch(patch, c.old, c.new) if c.new
+        else dropped_dispatch(patch, c.old, enclosing)
     ) else c for c in changes]
 
 

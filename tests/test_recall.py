@@ -1396,3 +1396,36 @@ def test_an_optional_hook_still_probed_elsewhere_in_the_line_runs(
     repo = git_repo()
     base = _probe_dropped(repo, moved)
     assert not errors(gate(repo, base))
+
+
+SYSTEM = '''
+class System:
+    def __init__(self, ops):
+        self.ops = ops
+
+    def add_feedback(self, key):
+        for op in self.ops:
+            op.add_feedback(key)
+
+
+class NonMarkovianSystem(System):
+    def add_feedback(self, key):
+        raise NotImplementedError("no feedback here")
+'''
+
+
+def test_a_loop_forwarding_the_method_to_its_objects_proves_no_hook(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """qutip's ``add_feedback`` (after-fix run of round 9): the loop lives in ``def
+    add_feedback`` itself, forwarding it to the operators; removing both says nothing about
+    a caller of the hook, in check or in the history."""
+    repo = git_repo()
+    repo.commit("systems", {"pkg/__init__.py": "", "pkg/system.py": SYSTEM})
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.commit("Feedback as a class method", {"pkg/system.py": SYSTEM.replace(
+        "    def add_feedback(self, key):\n        for op in self.ops:\n"
+        "            op.add_feedback(key)\n", "    pass\n")})
+    assert not errors(gate(repo, base))
+    found = audit([repo.root], Options(use_cache=False, workers=1)).findings
+    assert not [f for f in found if f.severity is Severity.ERROR], found

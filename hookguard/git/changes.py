@@ -163,27 +163,74 @@ def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:
     return False
 
 
-def dropped_dispatch(patch: bytes, name: str) -> bool:
+_DEF_NAME_LINE = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def def_around(data: bytes, line: int) -> bytes | None:
+    """The name of the innermost ``def`` around ``line`` (1-based) of the source ``data``, by
+    indentation, or None."""
+    if not 0 < line <= data.count(b"\n") + 1:
+        return None
+    lines = data.split(b"\n")
+    target = lines[line - 1]
+    indent = len(target) - len(target.lstrip())
+    for above in reversed(lines[:line - 1]):
+        stripped = above.lstrip()
+        depth = len(above) - len(stripped)
+        if stripped and not stripped.startswith(b"#") and depth < indent:
+            found = _DEF_NAME_LINE.match(stripped)
+            if found is not None:
+                return found.group(1)
+            indent = depth
+    return None
+
+
+def dropped_dispatch(
+    patch: bytes, name: str,
+    enclosing: Callable[[bytes, int], bytes | None] = lambda _path, _line: None,
+) -> bool:
     """Whether ``patch`` (``git diff -p -U0``), which removes the hook ``name``, also removes a
     call of it on each object of a collection the framework's own code walked (not tests,
     examples or docs): the removed lines bind the receiver by a ``for`` (a loop or a
-    comprehension) and call ``name`` on it, and no added line of that file calls it so again
-    (a moved block). Sphinx's ``max(cls for cls in registry.documenters.values() if
-    cls.can_document_member(...))`` asked every registered documenter; dropped with the
-    hook, the overrides left in a tutorial and a test are asked no more (issue 23)."""
-    call = re.compile(rb"^-.*?\b([A-Za-z_]\w*)\." + re.escape(name.encode()) + rb"\(",
-                      re.MULTILINE)
+    comprehension) and call ``name`` on it, outside a method of that name, and no added line
+    of that file calls it so again (a moved block). Sphinx's ``max(cls for cls in
+    registry.documenters.values() if cls.can_document_member(...))`` asked every registered
+    documenter; dropped with the hook, the overrides left in a tutorial and a test are asked
+    no more (issue 23). Inside ``def name`` the loop forwards the method to the objects it
+    holds (qutip's ``add_feedback``: ``for c_op in self.c_ops: c_op.add_feedback(...)``),
+    which says nothing about who calls it; ``enclosing`` names the method where the hunk
+    does not show it, as for :func:`forwarded_member_call`."""
+    call = re.compile(rb"^-.*?\b([A-Za-z_]\w*)\." + re.escape(name.encode()) + rb"\(")
+    own = name.encode()
     for chunk in patch.split(b"\ndiff --git"):
         path = _chunk_path(chunk)
         if path is None or not framework_path(path):
             continue
-        for match in call.finditer(chunk):
-            receiver = re.escape(match.group(1))  # (``cls`` too: a comprehension's name)
-            walked = re.search(rb"^-.*\bfor\s+" + receiver + rb"\s+in\b", chunk, re.MULTILINE)
-            kept = re.search(rb"^\+.*\b" + receiver + rb"\." + re.escape(name.encode())
-                             + rb"\(", chunk, re.MULTILINE)
-            if walked and not kept:
-                return True
+        old = _OLD_PATH.search(chunk)
+        current: bytes | None = None
+        line_no = 0
+        for line in chunk.split(b"\n"):
+            if line.startswith(b"@@"):
+                current = None
+                hunk = _HUNK.match(line)
+                line_no = int(hunk.group(1)) if hunk else 0
+                continue
+            definition = _DEF_LINE.match(line)
+            if definition is not None:
+                current = definition.group(1)
+            match = call.match(line)
+            if match is not None and current != own and (
+                    current is not None or old is None
+                    or enclosing(old.group(1), line_no) != own):
+                receiver = re.escape(match.group(1))  # (``cls`` too: a comprehension's name)
+                walked = re.search(rb"^-.*\bfor\s+" + receiver + rb"\s+in\b", chunk,
+                                   re.MULTILINE)
+                kept = re.search(rb"^\+.*\b" + receiver + rb"\." + re.escape(own) + rb"\(",
+                                 chunk, re.MULTILINE)
+                if walked and not kept:
+                    return True
+            if line.startswith(b"-") and not line.startswith(b"---"):
+                line_no += 1
     return False
 
 

@@ -40,6 +40,7 @@ from hookguard.git.blobs import (
 )
 from hookguard.git.changes import (
     HookChange,
+    def_around,
     dropped_dispatch,
     forwarded_member_call,
     framework_path,
@@ -62,7 +63,6 @@ _BLAME_HEADER = re.compile(rb"^[0-9a-f]{40} \d+ \d+")
 # An added line that refuses or deprecates: ``raise ...``, ``warnings.warn(...)``,
 # ``rank_zero_deprecation(...)``, ``deprecate(...)``.
 _REFUSAL = re.compile(rb"^\+.*(?:\braise\b|warn\w*\(|deprecat\w*\()", re.MULTILINE)
-_DEF_NAME_LINE = re.compile(rb"(?:async[ \t]+)?def[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 _PAST_CHUNK = 64  # versions read per ``cat-file --batch`` by past_classes
 _BLOBS_PER_JOB = 400  # versions read per worker job (see HistoryIndex._read_defs)
 # One commit of the walk (``%H%x1f%ct%x1f%P%x1f%s`` after the mark, ``--raw -z``): its header,
@@ -537,8 +537,11 @@ class HistoryIndex:
         message), the name as a string (a dispatch by name: ``call_hook(m, "name")``). Direct
         ``self.name(`` calls count only within the class's line (:func:`_called_in_line`)."""
         patch = self._patch(commit)
-        if forwarded_member_call(patch, name, lambda old, line: self._enclosing_def(
-                commit, old, line)) or dropped_dispatch(patch, name):
+        def enclosing(old: bytes, line: int) -> bytes | None:
+            return self._enclosing_def(commit, old, line)
+
+        if forwarded_member_call(patch, name, enclosing) or dropped_dispatch(
+                patch, name, enclosing):
             return True
         return self._commit_names(commit, name, path, b"-")
 
@@ -550,20 +553,7 @@ class HistoryIndex:
             data = self.repo.read_blobs([spec]).get(spec)
         except (GitError, ValueError):
             return None
-        if data is None or not 0 < line <= data.count(b"\n") + 1:
-            return None
-        lines = data.split(b"\n")
-        target = lines[line - 1]
-        indent = len(target) - len(target.lstrip())
-        for above in reversed(lines[:line - 1]):
-            stripped = above.lstrip()
-            depth = len(above) - len(stripped)
-            if stripped and not stripped.startswith(b"#") and depth < indent:
-                found = _DEF_NAME_LINE.match(stripped)
-                if found is not None:
-                    return found.group(1)
-                indent = depth
-        return None
+        return def_around(data, line) if data is not None else None
 
     def _commit_renamed_dispatch(self, commit: str, name: str, new: str | None) -> bool:
         """Whether ``commit``, which renamed the hook ``name`` to ``new``, renamed a dispatch
