@@ -10,7 +10,8 @@ object still has it (Lightning 1.8's ``_check_deprecated_callback_hooks``)::
 Such a string is no dispatch: nothing calls the name through it, the program stops instead.
 The shapes read as a refusal are a whitelist; anything else keeps the string a lookup:
 
-* an ``if`` with no ``else`` whose body raises (not ``NotImplementedError``), whose test is
+* an ``if`` with no ``else`` whose body starts with ``raise`` (not ``NotImplementedError``),
+  whose one-line test is
   true with ``hasattr``, ``getattr`` or ``is_overridden`` of the string (the probe itself,
   ``callable(<probe>)``, or an ``and`` of them and other tests; ``not hasattr`` demands the
   name);
@@ -25,17 +26,28 @@ A string is refused only when every occurrence of it in the file is in such a pl
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
+
+# an ``if`` whose one-line test probes a name and whose body starts with ``raise``: the only
+# text a refusal can be
+_PROBING_IF = re.compile(
+    r"\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
+    r"(?:[ \t]*raise\b|[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*raise\b)")
 
 
 def may_refuse(text: str) -> bool:
-    """Cheap test on a file's text: whether :func:`refused_names` can find anything."""
-    return "raise" in text and ("hasattr(" in text or "getattr(" in text
-                                or "is_overridden(" in text)
+    """Cheap test on a file's text: whether :func:`refused_names` can find anything (a test
+    spread over several lines is not read as a refusal: the name stays a lookup, the safe
+    side)."""
+    return _PROBING_IF.search(text) is not None
 
 
 def refused_names(tree: ast.Module) -> frozenset[str]:
     """The strings ``tree`` holds only in refusals (see the module's docstring)."""
+    if not any(isinstance(node, ast.If) and _raises(node) and next(_probed(node.test), None)
+               is not None for node in ast.walk(tree)):
+        return frozenset()
     refusing: set[int] = set()  # ids of the string constants in a refusal's place
     for scope in _scopes(tree):
         single = _assigned_once(scope)
@@ -98,16 +110,15 @@ def _assigned_once(scope: ast.AST) -> dict[str, ast.expr]:
 
 
 def _raises(node: ast.If) -> bool:
-    """An ``if`` without ``else`` whose body raises something other than
+    """An ``if`` without ``else`` whose body starts by raising something other than
     ``NotImplementedError`` (a placeholder, not a refusal)."""
-    if node.orelse:
+    if node.orelse or not node.body:
         return False
-    for stmt in node.body:
-        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
-            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-            if not (isinstance(exc, ast.Name) and exc.id == "NotImplementedError"):
-                return True
-    return False
+    stmt = node.body[0]
+    if not isinstance(stmt, ast.Raise) or stmt.exc is None:
+        return False
+    exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+    return not (isinstance(exc, ast.Name) and exc.id == "NotImplementedError")
 
 
 def _probed(test: ast.expr) -> Iterator[ast.expr]:
