@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from hookguard.model.extract import SKETCH_SIZE
@@ -206,31 +206,13 @@ def dropped_dispatch(
         path = _chunk_path(chunk)
         if path is None or not framework_path(path):
             continue
-        old = _OLD_PATH.search(chunk)
-        current: bytes | None = None
-        line_no = 0
-        for line in chunk.split(b"\n"):
-            if line.startswith(b"@@"):
-                current = None
-                hunk = _HUNK.match(line)
-                line_no = int(hunk.group(1)) if hunk else 0
-                continue
-            definition = _DEF_LINE.match(line)
-            if definition is not None:
-                current = definition.group(1)
-            match = call.match(line)
-            if match is not None and current != own and (
-                    current is not None or old is None
-                    or enclosing(old.group(1), line_no) != own):
-                receiver = re.escape(match.group(1))  # (``cls`` too: a comprehension's name)
-                walked = re.search(rb"^-.*\bfor\s+" + receiver + rb"\s+in\b", chunk,
-                                   re.MULTILINE)
-                kept = re.search(rb"^\+.*\b" + receiver + rb"\." + re.escape(own) + rb"\(",
-                                 chunk, re.MULTILINE)
-                if walked and not kept:
-                    return True
-            if line.startswith(b"-") and not line.startswith(b"---"):
-                line_no += 1
+        for _, match in _removed_calls(chunk, call, own, enclosing):
+            receiver = re.escape(match.group(1))  # (``cls`` too: a comprehension's name)
+            walked = re.search(rb"^-.*\bfor\s+" + receiver + rb"\s+in\b", chunk, re.MULTILINE)
+            kept = re.search(rb"^\+.*\b" + receiver + rb"\." + re.escape(own) + rb"\(",
+                             chunk, re.MULTILINE)
+            if walked and not kept:
+                return True
     return False
 
 
@@ -257,26 +239,39 @@ def forwarded_member_call(
         path = _chunk_path(chunk)
         if path is not None and not framework_path(path):
             continue  # a test's self.driver.name() uses an API (libcloud, round 6)
-        old = _OLD_PATH.search(chunk)
         # A line the commit writes back in the same file was moved or re-indented: it still
         # calls (ldap3's ``self.connection.search(...)``, moved with its class: round 22).
         kept = {line[1:].strip() for line in chunk.split(b"\n")
                 if line.startswith(b"+") and not line.startswith(b"+++")}
-        current: bytes | None = None  # the method the hunk's lines are in, where it says
-        line_no = 0  # the old version's number of the next removed line
-        for line in chunk.split(b"\n"):
-            if line.startswith(b"@@"):
-                current = None
-                hunk = _HUNK.match(line)
-                line_no = int(hunk.group(1)) if hunk else 0
-                continue
-            definition = _DEF_LINE.match(line)
-            if definition is not None:
-                current = definition.group(1)
-            elif current != own and member.match(line) and line[1:].strip() not in kept and (
-                    current is not None or old is None
-                    or enclosing(old.group(1), line_no) != own):
-                return True
-            if line.startswith(b"-") and not line.startswith(b"---"):
-                line_no += 1
+        if any(line[1:].strip() not in kept
+               for line, _ in _removed_calls(chunk, member, own, enclosing)):
+            return True
     return False
+
+
+def _removed_calls(
+    chunk: bytes, pattern: re.Pattern[bytes], own: bytes,
+    enclosing: Callable[[bytes, int], bytes | None],
+) -> Iterator[tuple[bytes, re.Match[bytes]]]:
+    """The lines of one file's ``-U0`` patch ``chunk`` that ``pattern`` matches, with the
+    match, outside a method named ``own`` (a method forwarding itself calls no hook): the
+    method is the nearest ``def`` the hunk shows, or where it shows none, the one
+    ``enclosing`` (old path, old line number) reads from the old version."""
+    old = _OLD_PATH.search(chunk)
+    current: bytes | None = None  # the method the hunk's lines are in, where it says
+    line_no = 0  # the old version's number of the next removed line
+    for line in chunk.split(b"\n"):
+        if line.startswith(b"@@"):
+            current = None
+            hunk = _HUNK.match(line)
+            line_no = int(hunk.group(1)) if hunk else 0
+            continue
+        definition = _DEF_LINE.match(line)
+        if definition is not None:
+            current = definition.group(1)
+        elif current != own and (match := pattern.match(line)) is not None and (
+                current is not None or old is None
+                or enclosing(old.group(1), line_no) != own):
+            yield line, match
+        if line.startswith(b"-") and not line.startswith(b"---"):
+            line_no += 1
