@@ -388,15 +388,11 @@ def _unprobed(
                    path=after.file.path, was_called=True, probed=True)
         for name in sorted(overridden & probed)
         if before.record.calls_on_self(name) and name not in called_after
-        and not _is_dunder(name) and name not in before.record.methods
+        and not is_dunder(name) and name not in before.record.methods
         and base.defining_ancestor(before, name) is None
         and head.defining_ancestor(after, name) is None
         and head.unknown_before(after, None, name) is None
     ]
-
-
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
 
 
 def _dropped_uses(
