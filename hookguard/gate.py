@@ -25,7 +25,6 @@ in red, for a maintainer to merge on purpose.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,13 +34,8 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
 from hookguard.findings import Finding, InputError, Severity
-from hookguard.git.changes import (
-    HookChange,
-    def_around,
-    dropped_dispatch,
-    pair_renames,
-    renamed_dispatch,
-)
+from hookguard.git.changes import HookChange, dropped_dispatch, pair_renames, renamed_dispatch
+from hookguard.git.history import enclosing_def
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
@@ -245,13 +239,14 @@ def hook_changes(
         before = base.classes.get(fq)
         if before is None or before.record is after.record or not head.subclasses(after):
             continue  # new, unchanged (a blob both trees share is one record), or a leaf
-        changes.extend(_undispatched(base, head, before, after))
-        changes.extend(_unprobed(base, head, before, after))
+        overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
+        called_after = head.inherited_refs(after) | after.record.self_refs
+        changes.extend(_undispatched(base, before, after, overridden, called_after))
+        changes.extend(_unprobed(base, head, before, after, overridden, called_after))
         removed = [m for m in before.record.methods if m not in after.record.methods]
         if not removed:
             continue
         pairs = pair_renames(before.record, after.record, removed)
-        overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
         for old in removed:
             if isinstance(head.defining_ancestor(after, old), ClassInfo):
                 continue  # moved up to a parent class: the family still has it
@@ -288,13 +283,7 @@ def _dispatched(repo: Repo, base: str, head: str, changes: list[HookChange]
         return changes  # (unanswered: the hook stays an API method, a warning)
 
     def enclosing(old: bytes, line: int) -> bytes | None:
-        """The method around ``line`` of ``old`` in the base revision."""
-        spec = f"{base}:{os.fsdecode(old)}"
-        try:
-            data = repo.read_blobs([spec]).get(spec)
-        except (GitError, ValueError):
-            return None
-        return def_around(data, line) if data is not None else None
+        return enclosing_def(repo, base, old, line)
 
     return [replace(c, was_called=True) if c in asked and (
         renamed_dispatch(patch, c.old, c.new) if c.new
@@ -353,36 +342,35 @@ def _under_changed(project: Project, changed: Collection[str]) -> set[str]:
 
 
 def _undispatched(
-    base: Project, head: Project, before: ClassInfo, after: ClassInfo
+    base: Project, before: ClassInfo, after: ClassInfo, overridden: set[str],
+    called_after: frozenset[str],
 ) -> list[HookChange]:
     """Hooks ``after`` still defines but its line no longer calls through ``self``, called
     instead as ``Class.name(...)`` in its file (made static, say), while a subclass overrides
-    them: the overrides stopped running."""
+    them (``overridden``: what ``after``'s subclasses define; ``called_after``: what its line
+    uses on ``self``): the overrides stopped running."""
     called_before = base.inherited_refs(before) | before.record.self_refs
-    called_after = head.inherited_refs(after) | after.record.self_refs
-    overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
     return [
         HookChange(class_fq=after.fq, old=name, new=None, commit="", short="", subject="",
                    path=after.file.path, was_called=True, undispatched=True)
         for name in after.record.methods
         if name in before.record.methods and name in called_before
         and name not in called_after and name in overridden
-        and name in after.file.attr_refs and not (name.startswith("__") and name.endswith("__"))
+        and name in after.file.attr_refs and not is_dunder(name)
     ]
 
 
 def _unprobed(
-    base: Project, head: Project, before: ClassInfo, after: ClassInfo
+    base: Project, head: Project, before: ClassInfo, after: ClassInfo, overridden: set[str],
+    called_after: frozenset[str],
 ) -> list[HookChange]:
     """Optional hooks the class's line stopped calling: before the change, it called the name
     on ``self`` where ``hasattr(self, "name")`` (a lookup by name in its file) said a subclass
     has it, and no class of its line defined it; after, nothing in its line calls it, while a
     subclass still defines it (tornado's ``get_error_html``, probed and called in
     ``write_error`` until 3d5c48f8: issue 23's incidents)."""
-    called_after = head.inherited_refs(after) | after.record.self_refs
     probed = before.file.string_refs | before.file.literals  # (``hasattr(self, "x")`` is
     # read as a use on self: its string is among the file's literals)
-    overridden = {m for sub in head.descendants(after) for m in sub.record.methods}
     return [
         HookChange(class_fq=after.fq, old=name, new=None, commit="", short="", subject="",
                    path=after.file.path, was_called=True, probed=True)

@@ -127,6 +127,18 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
     return False
 
 
+def enclosing_def(repo: Repo, revision: str, path: bytes, line: int) -> bytes | None:
+    """The name of the innermost ``def`` around ``line`` of ``path`` at ``revision`` (read by
+    indentation, :func:`~hookguard.git.changes.def_around`), or None: the method a patch's
+    hunk was in where the patch (no context) does not show it."""
+    spec = f"{revision}:{os.fsdecode(path)}"
+    try:
+        data = repo.read_blobs([spec]).get(spec)
+    except (GitError, ValueError):
+        return None
+    return def_around(data, line) if data is not None else None
+
+
 def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], state: str) -> str:
     """Where the answer to ``request`` is stored. ``state`` is the history it was read from
     (HEAD and the shallow boundary, :meth:`Repo.history_state`): the same file content has
@@ -546,14 +558,8 @@ class HistoryIndex:
         return self._commit_names(commit, name, path, b"-")
 
     def _enclosing_def(self, commit: str, path: bytes, line: int) -> bytes | None:
-        """The name of the innermost ``def`` around ``line`` of ``path`` before ``commit``
-        (read from the parent's version, by indentation), or None."""
-        try:
-            spec = f"{commit}^:{os.fsdecode(path)}"
-            data = self.repo.read_blobs([spec]).get(spec)
-        except (GitError, ValueError):
-            return None
-        return def_around(data, line) if data is not None else None
+        """The name of the innermost ``def`` around ``line`` of ``path`` before ``commit``."""
+        return enclosing_def(self.repo, f"{commit}^", path, line)
 
     def _commit_renamed_dispatch(self, commit: str, name: str, new: str | None) -> bool:
         """Whether ``commit``, which renamed the hook ``name`` to ``new``, renamed a dispatch
