@@ -10,14 +10,17 @@ is unpacked into a scratch directory, and every audit runs ``python -m hookguard
 nothing measured (the script checks that the package imported is the exported one). Each
 clone (a full-history clone named ``<owner>+<name>``, as in ``/tmp/corpus``) is audited cold
 and alone, one after the other: ``hookguard audit --format json --exit-zero --no-cache``,
-run in the clone. ``python`` is the interpreter running this script.
+run in the clone. ``python`` is the interpreter running this script. Where the commit holds
+weak warnings back (``hookguard.hedges``), the audit runs with ``--all-warnings`` and the
+report splits them off: "warnings" are what a user sees by default, "held back" the rest.
 
 ``--raw DIR`` keeps, per clone, ``DIR/<owner>+<name>.json``: the hookguard commit, the clone's
 commit, the wall time, the exit status, stderr and the report itself. ``--reuse`` reads those
 back instead of running hookguard again. The Markdown written to ``--md`` (and stdout) is the
 round's repository table (commit, committed date, commits, files, classes, errors, warnings,
-files not analysed, unresolved bases, seconds), then per repository the files not analysed
-and the bases not resolved, then every error (to triage) and every warning, each with the
+held back, files not analysed, unresolved bases, seconds), then per repository the files not
+analysed and the bases not resolved, then every error (to triage), every warning and every
+held-back warning, each with the
 first words of its message. Files and classes are read from hookguard's summary line (stderr);
 "not analysed" and "unresolved" follow ``benchmarks/quality.py``: an entry of the report's
 ``errors`` whose message starts with one of its ``MODEL_PROBLEMS`` is a model problem (an
@@ -90,6 +93,16 @@ def check_import(scratch: Path, env: dict[str, str]) -> None:
                          f"not the export under {scratch}")
 
 
+def reported_hedges(scratch: Path, env: dict[str, str]) -> list[str] | None:
+    """The hedges whose warnings the exported hookguard reports by default
+    (``hookguard.hedges.REPORTED``), or None for a commit older than held-back warnings."""
+    code = ("import json; from hookguard.hedges import REPORTED; "
+            "print(json.dumps(sorted(h.value for h in REPORTED)))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), env=env,
+                          capture_output=True, text=True)
+    return list(json.loads(proc.stdout)) if proc.returncode == 0 else None
+
+
 @dataclass
 class Result:
     clone: Path
@@ -101,6 +114,9 @@ class Result:
     returncode: int
     stderr: str
     report: dict[str, Any] | None
+    # Where the commit holds warnings back: the audit ran with ``--all-warnings`` and these
+    # are the hedges reported by default; None: every warning is reported.
+    reported_hedges: list[str] | None = None
 
     @property
     def name(self) -> str:
@@ -121,7 +137,20 @@ class Result:
         return "?", "?"
 
     def findings(self) -> list[Finding]:
-        return [Finding.from_json(f) for f in (self.report or {}).get("findings", [])]
+        """What a user sees by default: the held-back warnings left out."""
+        return [Finding.from_json(f) for f in (self.report or {}).get("findings", [])
+                if not self._held(f)]
+
+    def held_back(self) -> list[Finding]:
+        """The warnings only ``--all-warnings`` reports."""
+        return [Finding.from_json(f) for f in (self.report or {}).get("findings", [])
+                if self._held(f)]
+
+    def _held(self, finding: dict[str, Any]) -> bool:
+        if self.reported_hedges is None or finding.get("severity") != "warning":
+            return False
+        hedges = (finding.get("evidence") or {}).get("hedges", [])
+        return not all(h in self.reported_hedges for h in hedges)
 
     def input_errors(self) -> list[dict[str, Any]]:
         return list((self.report or {}).get("errors", []))
@@ -140,15 +169,17 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         return {"hookguard": self.hookguard, "repo": self.name, "commit": self.commit,
                 "committed": self.committed, "commits": self.commits, "seconds": self.seconds,
-                "returncode": self.returncode, "stderr": self.stderr, "report": self.report}
+                "returncode": self.returncode, "stderr": self.stderr, "report": self.report,
+                "reported_hedges": self.reported_hedges}
 
 
-def run_one(clone: Path, sha: str, env: dict[str, str]) -> Result:
+def run_one(clone: Path, sha: str, env: dict[str, str],
+            hedges: list[str] | None = None) -> Result:
     head = _git(clone, "rev-parse", "HEAD").strip()
     committed = _git(clone, "log", "-1", "--format=%cs", "HEAD").strip()
     commits = int(_git(clone, "rev-list", "--count", "HEAD").strip())
     command = [sys.executable, "-m", "hookguard", "audit", "--format", "json", "--exit-zero",
-               "--no-cache"]
+               "--no-cache", *(["--all-warnings"] if hedges is not None else [])]
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -157,14 +188,14 @@ def run_one(clone: Path, sha: str, env: dict[str, str]) -> Result:
     except json.JSONDecodeError:
         report = None
     return Result(clone, sha, head, committed, commits, seconds, proc.returncode, proc.stderr,
-                  report)
+                  report, hedges)
 
 
 def load(stored: Path) -> Result:
     data = json.loads(stored.read_text())
     return Result(stored.with_suffix(""), data["hookguard"], data["commit"], data["committed"],
                   int(data["commits"]), float(data["seconds"]), int(data["returncode"]),
-                  data["stderr"], data["report"])
+                  data["stderr"], data["report"], data.get("reported_hedges"))
 
 
 def _first_words(message: str, limit: int = 200) -> str:
@@ -187,20 +218,23 @@ def render(results: list[Result], kinds: dict[str, str]) -> str:
                      r.commits, files, classes,
                      "crash" if r.crashed else severities["error"],
                      "crash" if r.crashed else severities["warning"],
+                     "crash" if r.crashed else len(r.held_back()),
                      len(r.not_analysed()), len(r.unresolved()), f"{r.seconds:.1f}"])
         totals.update(commits=r.commits, errors=severities["error"],
-                      warnings=severities["warning"], not_analysed=len(r.not_analysed()),
-                      unresolved=len(r.unresolved()))
+                      warnings=severities["warning"], held=len(r.held_back()),
+                      not_analysed=len(r.not_analysed()), unresolved=len(r.unresolved()))
         seconds += r.seconds
         for key, value in (("files", files), ("classes", classes)):
             if value.isdigit():
                 totals[key] += int(value)
     out.append(_table(("repo", "kind", "commit", "committed", "commits", "files", "classes",
-                       "errors", "warnings", "not analysed", "unresolved bases", "seconds"),
+                       "errors", "warnings", "held back", "not analysed", "unresolved bases",
+                       "seconds"),
                       rows))
     out.append(f"\nTotal: {totals['commits']} commits, {totals['files']} files, "
                f"{totals['classes']} classes, {totals['errors']} errors, "
-               f"{totals['warnings']} warnings, {totals['not_analysed']} files not analysed, "
+               f"{totals['warnings']} warnings (and {totals['held']} held back), "
+               f"{totals['not_analysed']} files not analysed, "
                f"{totals['unresolved']} unresolved bases, {seconds:.1f} s.\n")
     problems = []
     for r in results:
@@ -216,8 +250,9 @@ def render(results: list[Result], kinds: dict[str, str]) -> str:
             problems.append(f"- {r.name}: note: {_first_words(str(note), 200)}")
     out.append("#### Input problems\n")
     out.append("\n".join(problems) if problems else "None.")
-    for severity in ("error", "warning"):
-        listed = [(r, f) for r in results for f in r.findings() if f.severity == severity]
+    for severity in ("error", "warning", "held-back warning"):
+        listed = ([(r, f) for r in results for f in r.held_back()] if severity.startswith("held")
+                  else [(r, f) for r in results for f in r.findings() if f.severity == severity])
         out.append(f"\n#### Every {severity} ({len(listed)})\n")
         if not listed:
             out.append("None.")
@@ -252,11 +287,12 @@ def main(argv: list[str] | None = None) -> int:
         sha, scratch = export(args.at)
         env = _environment(scratch)
         check_import(scratch, env)
+        hedges = reported_hedges(scratch, env)
         for clone in args.clones:
             if not (clone / ".git").exists():
                 raise RoundError(f"{clone}: not a clone")
             print(f"auditing {clone.name} ...", file=sys.stderr, flush=True)
-            result = run_one(clone.resolve(), sha, env)
+            result = run_one(clone.resolve(), sha, env, hedges)
             (args.raw / f"{clone.name}.json").write_text(json.dumps(result.to_json()))
             print(f"  {result.seconds:.1f} s, exit {result.returncode}", file=sys.stderr,
                   flush=True)

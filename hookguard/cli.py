@@ -33,7 +33,15 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         help="only run these rules (code or name; repeatable)")
     parser.add_argument("--jobs", "-j", type=int, default=None,
                         help="parser processes for cold runs (default: all cores)")
+    add_all_warnings(parser)
     add_progress(parser)
+
+
+def add_all_warnings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--all-warnings", action="store_true",
+                        help="also report the weak warnings held back by default: those "
+                             "whose missing proof is code the checkout holds (a guard, an "
+                             "annotation, a lookup by name, the override's history)")
 
 
 def add_progress(parser: argparse.ArgumentParser) -> None:
@@ -204,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only run these rules (code or name; repeatable)")
     report.add_argument("--jobs", "-j", type=int, default=None,
                         help="parser processes for cold runs (default: all cores)")
+    add_all_warnings(report)
     add_progress(report)
 
     upgrade = commands.add_parser(
@@ -235,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="neither read nor write the checkout's record cache")
     upgrade.add_argument("--jobs", "-j", type=int, default=None,
                          help="parser processes for cold runs (default: all cores)")
+    add_all_warnings(upgrade)
     add_progress(upgrade)
 
     explain = commands.add_parser("explain", help="print a rule's documentation")

@@ -12,6 +12,7 @@ from hookguard.commands.common import (
     exit_code,
     options_from,
     progress_shown,
+    reported,
     summarise,
 )
 from hookguard.errors import UsageError
@@ -25,10 +26,11 @@ def run_audit(args: argparse.Namespace) -> int:
     with progress_shown(args):
         result = audit(args.paths or [Path.cwd()], options)
     classes = result.own_classes if result.own_classes is not None else classes_of(result)
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
-                        classes)
-    emit(args, result.findings, result.errors, result.notes, summary, result.root)
-    return exit_code(result.findings, args.exit_zero, result.errors)
+    notes = list(result.notes)
+    findings = reported(args, result.findings, notes)
+    summary = summarise(findings, result.errors, result.stats.files, result.seconds, classes)
+    emit(args, findings, result.errors, notes, summary, result.root)
+    return exit_code(findings, args.exit_zero, result.errors)
 
 
 def environment_of(args: argparse.Namespace) -> str | None:

@@ -31,6 +31,7 @@ from hookguard.commands.common import (
     exit_code,
     options_from,
     progress_shown,
+    reported,
     summarise,
 )
 from hookguard.gate import NOTE_LIMIT, GateError, run_gate, shorten
@@ -70,6 +71,7 @@ def run_check(args: argparse.Namespace) -> int:
         notes += dependencies.notes
         extra["dependencies"] = dependencies.to_json()
         seconds += dependencies.seconds
+    findings = reported(args, findings, notes)
     scope = "staged tree vs HEAD" if args.staged else f"{result.base[:10]}..{result.head[:10]}"
     files = [e for e in result.errors if e not in result.config_problems]
     summary = summarise(findings, files, result.stats.files, seconds,

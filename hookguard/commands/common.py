@@ -36,6 +36,23 @@ def options_from(args: argparse.Namespace) -> Options:
     )
 
 
+def reported(
+    args: argparse.Namespace, findings: Sequence[Finding], notes: list[str]
+) -> list[Finding]:
+    """The findings to report: without ``--all-warnings``, less the warnings whose missing
+    proof the checkout's own code leans against (:mod:`hookguard.hedges`); a note says how
+    many were held back."""
+    from hookguard.hedges import reported as hedged
+
+    shown, held = hedged(findings, getattr(args, "all_warnings", False))
+    if held:
+        notes.append(f"{_plural(held, 'weak warning')} held back: its missing proof is code "
+                     "the checkout holds and hookguard cannot evaluate (a guard, an "
+                     "annotation, a lookup by name, the override's history); --all-warnings "
+                     "reports them")
+    return shown
+
+
 def progress_shown(args: argparse.Namespace) -> AbstractContextManager[None]:
     """Progress on stderr while the block runs, where :func:`hookguard.progress.wanted` says
     (``--progress`` draws it even off a terminal; ``--no-progress`` never)."""

@@ -12,6 +12,7 @@ from hookguard.commands.common import (
     exit_code,
     options_from,
     progress_shown,
+    reported,
     summarise,
 )
 from hookguard.errors import UsageError
@@ -34,14 +35,16 @@ def run_report(args: argparse.Namespace) -> int:
     options = replace(options_from(args), reuse_results=False)  # the hook maps need the model
     with progress_shown(args):
         result = audit(args.paths or [Path.cwd()], options)
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
+    notes = list(result.notes)
+    findings = reported(args, result.findings, notes)
+    summary = summarise(findings, result.errors, result.stats.files, result.seconds,
                         classes_of(result))
     hook_maps: list[HookMap] = []
     dead: dict[str, list[Finding]] = {}
     left_out = 0
     if result.project is not None:
-        hook_maps, dead, left_out = families(result.project, result.findings)
-    page = render_html(result.findings, result.errors, result.notes, summary, result.root,
+        hook_maps, dead, left_out = families(result.project, findings)
+    page = render_html(findings, result.errors, notes, summary, result.root,
                        hook_maps, dead, code_link_base(result.root, target), left_out)
     try:
         target.write_text(page, encoding="utf-8", errors="surrogateescape")
@@ -50,7 +53,7 @@ def run_report(args: argparse.Namespace) -> int:
                          f"{exc.strerror or exc}") from None
     print(printable(summary), file=sys.stderr)
     print(f"hookguard: wrote {printable(str(target))}", file=sys.stderr)
-    return exit_code(result.findings, args.exit_zero, result.errors)
+    return exit_code(findings, args.exit_zero, result.errors)
 
 
 def families(

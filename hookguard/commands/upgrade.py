@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hookguard.commands.common import emit, exit_code, progress_shown, summarise
+from hookguard.commands.common import emit, exit_code, progress_shown, reported, summarise
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
@@ -24,8 +24,10 @@ def run_upgrade(args: argparse.Namespace) -> int:
             args.python, args.download, options)
     label = (f"hookguard upgrade ({result.name} {result.old.version} -> "
              f"{result.new.version})")
-    summary = summarise(result.findings, result.errors, result.stats.files, result.seconds,
+    notes = list(result.notes)
+    findings = reported(args, result.findings, notes)
+    summary = summarise(findings, result.errors, result.stats.files, result.seconds,
                         result.classes, label=label)
-    emit(args, result.findings, result.errors, result.notes, summary, result.root,
+    emit(args, findings, result.errors, notes, summary, result.root,
          extra={"upgrade": result.to_json()})
-    return exit_code(result.findings, args.exit_zero, result.errors)
+    return exit_code(findings, args.exit_zero, result.errors)

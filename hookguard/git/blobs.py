@@ -141,6 +141,37 @@ def class_methods(tree: ast.Module) -> dict[str, set[str]]:
     return found
 
 
+def class_bases(tree: ast.Module) -> dict[str, set[str]]:
+    """The classes ``tree`` defines, by qualified name (as :func:`class_methods`), each with
+    the dotted names of its bases (``pkg.Base`` of ``pkg.Base[T]``; a base that is no dotted
+    name is left out)."""
+    found: dict[str, set[str]] = {}
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
+        for child in _statements(node):
+            if isinstance(child, ast.ClassDef):
+                qualname = prefix + child.name
+                names = (_dotted(b.value if isinstance(b, ast.Subscript) else b)
+                         for b in child.bases)
+                found.setdefault(qualname, set()).update(n for n in names if n)
+                stack.append((child, f"{qualname}."))
+            elif isinstance(child, _Def):
+                stack.append((child, f"{prefix}{child.name}.<locals>."))
+            else:
+                stack.append((child, prefix))
+    return found
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
 def _statements(node: ast.AST) -> Iterator[ast.stmt]:
     """The statements directly in ``node``'s blocks (bodies, ``else``, handlers, cases)."""
     for field in ("body", "orelse", "finalbody"):

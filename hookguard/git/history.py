@@ -30,6 +30,7 @@ from hookguard.git.blobs import (
     BlobJob,
     DefOwners,
     DefScan,
+    class_bases,
     class_methods,
     class_segment,
     classes_of,
@@ -620,17 +621,41 @@ class HistoryIndex:
         (first contact, round 22). It never overrode that hook."""
         return self._gave(path, qualname, name, commit)
 
-    def _gave(self, path: str, qualname: str, name: str | None, commit: str) -> bool:
+    def gave_base(self, path: str, qualname: str, base: str, commit: str) -> bool:
+        """Whether ``commit`` gave class ``qualname`` of ``path`` the base ``base`` (a dotted
+        name as the class spells it, or its last part), which it did not have before: the
+        commit that removed a hook and moved the class onto a framework's base, as pykeen's
+        ``GenericTestCase(unittest_templates.GenericTestCase[T])`` (first contact, round 18).
+        The hook moved into that base with its callers."""
+        blobs = self._around(path, commit)
+        if blobs is None:
+            return False
+        try:
+            had = class_bases(parse_quietly(blobs[0], path)).get(qualname, set())
+            has = class_bases(parse_quietly(blobs[1], path)).get(qualname, set())
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        short = base.rpartition(".")[2]
+        return any(name == base or name.rpartition(".")[2] == short for name in has - had)
+
+    def _around(self, path: str, commit: str) -> tuple[bytes, bytes] | None:
+        """``path`` before ``commit`` and at it, or None where either is missing."""
         before, after = f"{commit}^:{path}", f"{commit}:{path}"
         try:
             blobs = self.repo.read_blobs([before, after])
         except GitError:
-            return False
+            return None
         if before not in blobs or after not in blobs:
+            return None
+        return blobs[before], blobs[after]
+
+    def _gave(self, path: str, qualname: str, name: str | None, commit: str) -> bool:
+        blobs = self._around(path, commit)
+        if blobs is None:
             return False
         try:
-            had = class_methods(parse_quietly(blobs[before], path)).get(qualname)
-            has = class_methods(parse_quietly(blobs[after], path)).get(qualname)
+            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
+            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         if name is None:

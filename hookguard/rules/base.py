@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
+from hookguard.hedges import Hedge
 from hookguard.model.project import ClassInfo, External, Project
 from hookguard.model.reach import is_test_file as is_test_file
 from hookguard.model.reach import live_methods
@@ -168,8 +169,8 @@ class References:
 
     def outside(
         self, name: str, family: set[str], has: Callable[[str], bool] = lambda _: False
-    ) -> str | None:
-        """Why code outside the class family finds ``name``, or None.
+    ) -> tuple[Hedge, str] | None:
+        """Why code outside the class family finds ``name`` (the hedge and its words), or None.
 
         ``obj.name`` with an unknown receiver counts only when no class outside ``family``
         (fully qualified names) defines ``name``: otherwise it most likely means that class.
@@ -177,18 +178,21 @@ class References:
         defines in the checkout) one of the names preferred to it.
         """
         if name in self.strings:
-            return f"'{name}' is looked up by name (getattr/hasattr)"
+            return Hedge.BY_NAME, f"'{name}' is looked up by name (getattr/hasattr)"
         preferred = self.fallbacks.get(name)
         if preferred and not all(has(new) for new in preferred):
             missing = ", ".join(sorted(new for new in preferred if not has(new)))
-            return f"'{name}' is looked up by name, as a fallback for objects without {missing}"
+            return (Hedge.BY_NAME,
+                    f"'{name}' is looked up by name, as a fallback for objects without {missing}")
         for prefix in self.prefixes:
             if name.startswith(prefix):
-                return f"'{name}' matches a computed attribute name ('{prefix}...')"
+                return (Hedge.COMPUTED_NAME,
+                        f"'{name}' matches a computed attribute name ('{prefix}...')")
         if name in self.code_attributes and all(
             c.fq in family for c in self.definers.get(name, ())
         ):
-            return f"'{name}' is referenced as an attribute outside the class"
+            return (Hedge.OTHER_RECEIVERS,
+                    f"'{name}' is referenced as an attribute outside the class")
         return None
 
 

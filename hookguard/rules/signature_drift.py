@@ -10,8 +10,9 @@ from functools import lru_cache, partial
 from itertools import islice
 
 from hookguard.findings import Finding, Location, Severity
+from hookguard.hedges import Hedge, evidence_of
 from hookguard.model.binding import BindResult, bind
-from hookguard.model.project import ClassInfo, External, Node, Project
+from hookguard.model.project import UNKNOWN_BASE, ClassInfo, External, Node, Project
 from hookguard.model.reach import probed
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import (
@@ -246,12 +247,13 @@ class SignatureDrift(Rule):
             # time, rounds 5, 7 and 8).
             return None
         if weaker is None and guarded is not None:
-            weaker = (f"the call runs only when {call_guard(guarded)}: nothing shows that holds "
-                      f"for a {info.name}")
+            weaker = (Hedge.GUARD, f"the call runs only when {call_guard(guarded)}: nothing "
+                                   f"shows that holds for a {info.name}")
         if weaker is None:
-            weaker = never_fitted(info, method, [(c, m, k) for c, m, k, _ in failures])
+            unfitted = never_fitted(info, method, [(c, m, k) for c, m, k, _ in failures])
+            weaker = (Hedge.OWN_METHOD, unfitted) if unfitted is not None else None
         if weaker is not None:
-            message += f" (warning only: {weaker})"
+            message += f" (warning only: {weaker[1]})"
         return self.finding(
             info,
             method,
@@ -259,6 +261,7 @@ class SignatureDrift(Rule):
             message=message,
             severity=Severity.WARNING if weaker is not None else None,
             evidence={
+                **evidence_of([weaker[0]] if weaker is not None else []),
                 "kind": "proven",
                 "missing": unexpected,
                 "keyword_only": by_keyword,
@@ -319,6 +322,7 @@ class SignatureDrift(Rule):
             message=message,
             severity=Severity.WARNING if wrapper is not None else None,
             evidence={
+                **evidence_of([Hedge.DECORATOR] if wrapper is not None else []),
                 "kind": "passed-keyword",
                 "missing": missing,
                 "keyword_only": True,
@@ -424,6 +428,10 @@ class SignatureDrift(Rule):
                 severity=(Severity.WARNING if annotated or branched or guard or unfitted
                           else None),
                 evidence={
+                    **evidence_of([hedge for hedge, held in (
+                        (Hedge.ANNOTATION, annotated), (Hedge.BRANCHED, branched),
+                        (Hedge.GUARD, bool(guard)), (Hedge.OWN_METHOD, unfitted is not None))
+                        if held]),
                     "kind": ("annotated-member" if annotated else "branched-member" if branched
                              else "proven-member"),
                     "missing": list(result.unexpected),
@@ -772,32 +780,35 @@ def _why_no_proof(
     caller: MethodRecord,
     hidden: External | None,
     wrapper: str | None,
-) -> str | None:
-    """Why a failing call of the base is no proof of a ``TypeError`` for ``info``, if it is
-    not: something hookguard cannot see decides whether that call ever reaches the override."""
+) -> tuple[Hedge, str] | None:
+    """Why a failing call of the base is no proof of a ``TypeError`` for ``info`` (the hedge
+    and its words), if it is not: something hookguard cannot see decides whether that call
+    ever reaches the override."""
     if hidden is not None:
-        return (f"{hidden.name}, outside the checkout, comes first in the method resolution "
+        return (Hedge.EXTERNAL_BASE if hidden.name != UNKNOWN_BASE else Hedge.UNRESOLVED_BASE,
+                f"{hidden.name}, outside the checkout, comes first in the method resolution "
                 f"order and may replace {caller.name}")
     for node in project.mro(info):
         if isinstance(node, ClassInfo) and (node.record.rebinds or any(
                 a.attr == method.name for m in node.record.methods.values()
                 for a in m.self_assigns)):
-            return (f"{node.name} replaces methods on the instance at run time (setattr), so "
+            return (Hedge.SETATTR,
+                    f"{node.name} replaces methods on the instance at run time (setattr), so "
                     f"what {caller.name} calls may be an adapter, not this method")
     if wrapper is not None:
-        return f"@{wrapper} may wrap it in a function that accepts other arguments"
+        return Hedge.DECORATOR, f"@{wrapper} may wrap it in a function that accepts other arguments"
     stub = _skips_base_constructor(project, info, ancestor)
     if stub is not None:
-        return (f"{stub}.__init__ never runs the base constructor, so it may never be used as "
-                "a full instance of the base")
+        return (Hedge.OWN_METHOD, f"{stub}.__init__ never runs the base constructor, so it may "
+                                  "never be used as a full instance of the base")
     if caller.kind not in (MethodKind.CLASS, MethodKind.STATIC) or _runs_through_super(
         project, info, ancestor, caller
     ):
         return None  # only an alternate constructor is chosen by code hookguard cannot see
     own = _own_call(project, info, method, ancestor)  # the subclass side's own factory
     if own is not None:
-        return (f"{own} calls it with the arguments it takes: {ancestor.name}.{caller.name} "
-                "may never run for it")
+        return (Hedge.OWN_METHOD, f"{own} calls it with the arguments it takes: "
+                                  f"{ancestor.name}.{caller.name} may never run for it")
     return None
 
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass, replace
 
 from hookguard.findings import Finding, Location, Severity
 from hookguard.git.changes import HookChange
+from hookguard.hedges import Hedge, evidence_of
 from hookguard.model.binding import bind
 from hookguard.model.externals import external_defines
-from hookguard.model.project import ClassInfo, External
+from hookguard.model.project import UNKNOWN_BASE, ClassInfo, External
 from hookguard.model.records import MethodKind, MethodRecord, method_mentions
 from hookguard.rules.base import Rule, RuleContext, is_class_private, is_dunder, is_test_file
 
@@ -366,7 +367,7 @@ class StaleOverride(Rule):
         own_users = [c for c in ctx.family_self_refs(info, name)
                      if c is not info or _uses_itself(info, method, dead)]
         ancestors = [a for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)]
-        reasons = [outside] if outside else []
+        reasons: list[tuple[Hedge, str]] = [outside] if outside else []
         if not outside and name in ctx.references.code_attributes and (
             evidence.ancestor is not None and all(
                 c.fq in ctx.family(evidence.ancestor)
@@ -377,10 +378,12 @@ class StaleOverride(Rule):
             # receiver may hold this class (issue 23, shape 1). A name an unrelated class also
             # defines (``trainer.predict(...)``) most likely means that class, and proves
             # nothing either way, as for a class's own line.
-            reasons.append(f"'{name}' is used on other objects elsewhere, and only classes "
-                           f"of {evidence.ancestor.name}'s family define it")
+            reasons.append((Hedge.OTHER_RECEIVERS,
+                            f"'{name}' is used on other objects elsewhere, and only classes "
+                            f"of {evidence.ancestor.name}'s family define it"))
         if any(name.startswith(p) for a in ancestors for p in a.record.self_prefixes):
-            reasons.append(f"a base looks up '{name}' on self by a computed name")
+            reasons.append((Hedge.COMPUTED_NAME,
+                            f"a base looks up '{name}' on self by a computed name"))
         # Anywhere in the MRO, not only before the class that lost the hook: a framework
         # mixin above it that still defines the name is what the override overrides now
         # (issue 23, shape 3), and the framework may well call it.
@@ -390,10 +393,13 @@ class StaleOverride(Rule):
             # ``setUpClass``, which the runner calls): no stale override (first contact,
             # round 15: 49 such warnings in one repository)
         if hidden is not None:
-            reasons.append(f"{hidden.name}, a base outside the checkout, may define it")
+            reasons.append((Hedge.EXTERNAL_BASE if hidden.name != UNKNOWN_BASE else
+                            Hedge.UNRESOLVED_BASE,
+                            f"{hidden.name}, a base outside the checkout, may define it"))
         opened = ctx.references.opened(info)
         if opened is not None:  # ``setattr(Scheduler, name, method)``: any name, at run time
-            reasons.append(f"{opened} sets methods on its line by setattr with computed names")
+            reasons.append((Hedge.SETATTR,
+                            f"{opened} sets methods on its line by setattr with computed names"))
         change = evidence.change
         calls_super = any(c.name == name and c.receiver in ("super", "explicit")
                           for c in method.calls)
@@ -404,7 +410,8 @@ class StaleOverride(Rule):
                 # a removed API method, not a hook: callers still reach this one; or one the
                 # class family calls itself: its own method, which runs
                 return None
-            reasons.append(f"the base never called {name} on self: an API method, not a hook")
+            reasons.append((Hedge.API_METHOD,
+                            f"the base never called {name} on self: an API method, not a hook"))
         severity = Severity.WARNING if reasons else Severity.ERROR
         if evidence.new is not None:
             # Renamed: if the class (or a base between) took the new name, or the method calls
@@ -426,7 +433,7 @@ class StaleOverride(Rule):
         elif evidence.kind == "override-decorator":
             if own_users:
                 severity = Severity.WARNING
-                reasons.append(f"{name} is called on self in its class family")
+                reasons.append((Hedge.SELF_CALLED, f"{name} is called on self in its class family"))
             fix = "remove @override or override an existing hook"
             headline = f"{info.name}.{name} is not an override: {evidence.describe()}"
         else:
@@ -440,12 +447,14 @@ class StaleOverride(Rule):
                 f"{evidence.describe()}; nothing calls it any more"
             )
         if severity is Severity.WARNING and reasons:
-            headline += f" (warning only: {reasons[0]})"
+            headline += f" (warning only: {reasons[0][1]})"
         # Last, as they cost git calls: only a finding that would otherwise be reported asks.
         if self._named_knowingly(ctx, info, method, evidence, calls_super):
             return None
         if evidence.new is not None and self._called_knowingly(ctx, info, method, evidence,
                                                                own_users):
+            return None
+        if hidden is not None and self._moved_out(ctx, evidence, hidden):
             return None
         chain = self._chain(ctx, info, evidence.ancestor)
         details: dict[str, object] = {
@@ -456,6 +465,8 @@ class StaleOverride(Rule):
             "chain": chain,
             "fix": fix,
         }
+        if severity is Severity.WARNING:
+            details.update(evidence_of(hedge for hedge, _ in reasons))
         related: list[Location] = []
         if evidence.change is not None:
             details.update(
@@ -490,6 +501,20 @@ class StaleOverride(Rule):
             evidence=details,
             related=related,
         )
+
+    @staticmethod
+    def _moved_out(ctx: RuleContext, evidence: _Evidence, hidden: External) -> bool:
+        """Whether the commit that removed the hook gave the class that lost it the base
+        outside the checkout that comes first in the override's MRO: the hook moved into
+        that base with its callers (pykeen's test cases onto ``unittest_templates``), and
+        the override overrides it there."""
+        change, history, ancestor = evidence.change, ctx.history, evidence.ancestor
+        if change is None or not change.commit or history is None or ancestor is None or (
+            hidden.name == UNKNOWN_BASE
+        ):
+            return False
+        return history.gave_base(ancestor.file.path, ancestor.record.qualname, hidden.name,
+                                 change.commit)
 
     @staticmethod
     def _named_knowingly(

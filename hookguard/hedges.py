@@ -1,0 +1,90 @@
+"""Why a finding is only a warning (its *hedges*: the proofs it lacks), and which warnings are
+reported by default.
+
+A rule that cannot prove a finding says which proof is missing. Some missing proofs leave the
+finding likely: the one thing hookguard could not read decides it (a base outside the
+checkout), or the one thing it could not type (the receiver of a member call that may still
+reach a dead override). Others leave it unlikely: hookguard read the code that decides the
+case and could not evaluate it, and that code is how the project keeps the case from arising
+(a guard the class may never meet, an annotation broader than the class, a decorator, a
+lookup by name that may still call the override), or the history shows the override was
+written for other calls. Those are held back: reported only with ``--all-warnings``.
+
+This module is the whitelist (``docs/design.md``, "What a warning claims"); rules tag each
+warning with its hedges, and the commands drop, before any report, a warning with a hedge
+that is not on it. A warning without hedges (a severity the configuration lowered, an
+opt-in rule setting such as ``structural``) is always reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hookguard.findings import Finding
+
+#: The key of :attr:`Finding.evidence` that lists a warning's hedges (their values).
+EVIDENCE_KEY = "hedges"
+
+
+class Hedge(str, Enum):
+    """One missing proof. The value is what reports and ``evidence["hedges"]`` show."""
+
+    # -- the case is decided by what hookguard cannot read or type: reported ---------------
+    EXTERNAL_BASE = "external-base"  # a named base outside the checkout may define the name
+    OTHER_RECEIVERS = "other-receivers"  # a member use elsewhere, on a receiver not typed
+    # -- hookguard read what decides the case and could not evaluate it: held back --------
+    UNRESOLVED_BASE = "unresolved-base"  # a base expression the model could not resolve
+    BY_NAME = "by-name"  # ``getattr``/``hasattr`` with the name, a fallback lookup
+    COMPUTED_NAME = "computed-name"  # a lookup by a computed name the name matches
+    SETATTR = "setattr"  # methods set on the class line by ``setattr`` at run time
+    API_METHOD = "api-method"  # the base never called it on ``self``: an API, not a hook
+    SELF_CALLED = "self-called"  # the class family calls the name on ``self``
+    ANNOTATION = "annotation"  # a receiver known only from an annotation broader than it
+    BRANCHED = "branched"  # a member assigned different classes on different paths
+    GUARD = "guard"  # the call runs only under a condition not shown to hold
+    DECORATOR = "decorator"  # a decorator may change what the override accepts
+    OWN_METHOD = "own-method"  # history: no call ever fitted it, a method of its own
+
+    @property
+    def reported(self) -> bool:
+        """Whether a warning with this hedge is reported without ``--all-warnings``."""
+        return self in REPORTED
+
+
+#: The whitelist: hedges whose warnings are reported by default.
+REPORTED = frozenset({Hedge.EXTERNAL_BASE, Hedge.OTHER_RECEIVERS})
+
+
+def evidence_of(hedges: Iterable[Hedge]) -> dict[str, object]:
+    """The evidence entry for a warning with ``hedges`` (nothing for none)."""
+    values = list(dict.fromkeys(h.value for h in hedges))
+    return {EVIDENCE_KEY: values} if values else {}
+
+
+def hedges_of(finding: Finding) -> list[Hedge]:
+    """The hedges a warning carries; unknown values (a newer cache, a hand-made finding) are
+    read as held back, never as reported."""
+    raw = finding.evidence.get(EVIDENCE_KEY, ())
+    known = {h.value: h for h in Hedge}
+    if not isinstance(raw, (list, tuple)):
+        return [Hedge.UNRESOLVED_BASE]
+    return [known.get(str(v), Hedge.UNRESOLVED_BASE) for v in raw]
+
+
+def held_back(finding: Finding) -> bool:
+    """Whether ``finding`` is a warning that only ``--all-warnings`` reports."""
+    from hookguard.findings import Severity
+
+    return finding.severity is Severity.WARNING and not all(
+        h.reported for h in hedges_of(finding))
+
+
+def reported(findings: Sequence[Finding], all_warnings: bool) -> tuple[list[Finding], int]:
+    """The findings to report, and how many warnings were held back."""
+    if all_warnings:
+        return list(findings), 0
+    shown = [f for f in findings if not held_back(f)]
+    return shown, len(findings) - len(shown)
