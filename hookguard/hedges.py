@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from hookguard.findings import Finding
+from hookguard.findings import Finding, Severity
 
 #: The key of :attr:`Finding.evidence` that lists a warning's hedges (their values).
 EVIDENCE_KEY = "hedges"
@@ -56,6 +54,7 @@ class Hedge(str, Enum):
 
 #: The whitelist: hedges whose warnings are reported by default.
 REPORTED = frozenset({Hedge.EXTERNAL_BASE, Hedge.OTHER_RECEIVERS})
+_BY_VALUE = {h.value: h for h in Hedge}
 
 
 def evidence_of(hedges: Iterable[Hedge]) -> dict[str, object]:
@@ -68,16 +67,13 @@ def hedges_of(finding: Finding) -> list[Hedge]:
     """The hedges a warning carries; unknown values (a newer cache, a hand-made finding) are
     read as held back, never as reported."""
     raw = finding.evidence.get(EVIDENCE_KEY, ())
-    known = {h.value: h for h in Hedge}
     if not isinstance(raw, (list, tuple)):
         return [Hedge.UNRESOLVED_BASE]
-    return [known.get(str(v), Hedge.UNRESOLVED_BASE) for v in raw]
+    return [_BY_VALUE.get(str(v), Hedge.UNRESOLVED_BASE) for v in raw]
 
 
 def held_back(finding: Finding) -> bool:
     """Whether ``finding`` is a warning that only ``--all-warnings`` reports."""
-    from hookguard.findings import Severity
-
     return finding.severity is Severity.WARNING and not all(
         h.reported for h in hedges_of(finding))
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from hookguard.git.repo import BlobReader
-from hookguard.model.extract import extract, parse_quietly
+from hookguard.model.extract import dotted_name, extract, parse_quietly
 from hookguard.model.records import ClassRecord
 
 PARALLEL_THRESHOLD = 24  # fewer blobs than this are parsed in this process
@@ -123,53 +123,35 @@ def class_qualnames(tree: ast.Module) -> set[str]:
 def class_methods(tree: ast.Module) -> dict[str, set[str]]:
     """The classes ``tree`` defines, by qualified name (as :func:`class_qualnames`), each with
     the names of the methods its own body defines, through any compound statement."""
-    found: dict[str, set[str]] = {}
-    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]  # node, prefix, class
-    while stack:
-        node, prefix, owner = stack.pop()
-        for child in _statements(node):
-            if isinstance(child, ast.ClassDef):
-                qualname = prefix + child.name
-                found.setdefault(qualname, set())
-                stack.append((child, f"{qualname}.", qualname))
-            elif isinstance(child, _Def):
-                if owner is not None:
-                    found[owner].add(child.name)
-                stack.append((child, f"{prefix}{child.name}.<locals>.", None))
-            else:
-                stack.append((child, prefix, owner))
-    return found
+    return {qualname: methods for qualname, (_, methods) in _classes(tree).items()}
 
 
 def class_bases(tree: ast.Module) -> dict[str, set[str]]:
     """The classes ``tree`` defines, by qualified name (as :func:`class_methods`), each with
     the dotted names of its bases (``pkg.Base`` of ``pkg.Base[T]``; a base that is no dotted
     name is left out)."""
-    found: dict[str, set[str]] = {}
-    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    return {qualname: {n for n in map(dotted_name, node.bases) if n}
+            for qualname, (node, _) in _classes(tree).items()}
+
+
+def _classes(tree: ast.Module) -> dict[str, tuple[ast.ClassDef, set[str]]]:
+    """Each class ``tree`` defines, by qualified name: its node and its own methods' names."""
+    found: dict[str, tuple[ast.ClassDef, set[str]]] = {}
+    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]  # node, prefix, class
     while stack:
-        node, prefix = stack.pop()
+        node, prefix, owner = stack.pop()
         for child in _statements(node):
             if isinstance(child, ast.ClassDef):
                 qualname = prefix + child.name
-                names = (_dotted(b.value if isinstance(b, ast.Subscript) else b)
-                         for b in child.bases)
-                found.setdefault(qualname, set()).update(n for n in names if n)
-                stack.append((child, f"{qualname}."))
+                found.setdefault(qualname, (child, set()))
+                stack.append((child, f"{qualname}.", qualname))
             elif isinstance(child, _Def):
-                stack.append((child, f"{prefix}{child.name}.<locals>."))
+                if owner is not None:
+                    found[owner][1].add(child.name)
+                stack.append((child, f"{prefix}{child.name}.<locals>.", None))
             else:
-                stack.append((child, prefix))
+                stack.append((child, prefix, owner))
     return found
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
 
 
 def _statements(node: ast.AST) -> Iterator[ast.stmt]:

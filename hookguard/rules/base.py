@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 from hookguard.config import Config
 from hookguard.findings import Finding, Location, Severity
 from hookguard.hedges import Hedge
-from hookguard.model.project import ClassInfo, External, Project
+from hookguard.model.project import UNKNOWN_BASE, ClassInfo, External, Project
 from hookguard.model.reach import is_test_file as is_test_file
 from hookguard.model.reach import live_methods
 from hookguard.model.records import CallSite, MethodRecord
@@ -194,6 +194,11 @@ class References:
             return (Hedge.OTHER_RECEIVERS,
                     f"'{name}' is referenced as an attribute outside the class")
         return None
+
+
+def base_hedge(hidden: External) -> Hedge:
+    """The hedge of a base outside the checkout: named, or an expression never resolved."""
+    return Hedge.UNRESOLVED_BASE if hidden.name == UNKNOWN_BASE else Hedge.EXTERNAL_BASE
 
 
 def call_guard(call: CallSite) -> str:

@@ -12,13 +12,14 @@ from itertools import islice
 from hookguard.findings import Finding, Location, Severity
 from hookguard.hedges import Hedge, evidence_of
 from hookguard.model.binding import BindResult, bind
-from hookguard.model.project import UNKNOWN_BASE, ClassInfo, External, Node, Project
+from hookguard.model.project import ClassInfo, External, Node, Project
 from hookguard.model.reach import probed
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import (
     PassedKeyword,
     Rule,
     RuleContext,
+    base_hedge,
     call_guard,
     call_shape,
     is_class_private,
@@ -785,9 +786,8 @@ def _why_no_proof(
     and its words), if it is not: something hookguard cannot see decides whether that call
     ever reaches the override."""
     if hidden is not None:
-        return (Hedge.EXTERNAL_BASE if hidden.name != UNKNOWN_BASE else Hedge.UNRESOLVED_BASE,
-                f"{hidden.name}, outside the checkout, comes first in the method resolution "
-                f"order and may replace {caller.name}")
+        return (base_hedge(hidden), f"{hidden.name}, outside the checkout, comes first in the "
+                                    f"method resolution order and may replace {caller.name}")
     for node in project.mro(info):
         if isinstance(node, ClassInfo) and (node.record.rebinds or any(
                 a.attr == method.name for m in node.record.methods.values()

@@ -13,7 +13,14 @@ from hookguard.model.binding import bind
 from hookguard.model.externals import external_defines
 from hookguard.model.project import UNKNOWN_BASE, ClassInfo, External
 from hookguard.model.records import MethodKind, MethodRecord, method_mentions
-from hookguard.rules.base import Rule, RuleContext, is_class_private, is_dunder, is_test_file
+from hookguard.rules.base import (
+    Rule,
+    RuleContext,
+    base_hedge,
+    is_class_private,
+    is_dunder,
+    is_test_file,
+)
 
 
 @dataclass(frozen=True)
@@ -393,8 +400,7 @@ class StaleOverride(Rule):
             # ``setUpClass``, which the runner calls): no stale override (first contact,
             # round 15: 49 such warnings in one repository)
         if hidden is not None:
-            reasons.append((Hedge.EXTERNAL_BASE if hidden.name != UNKNOWN_BASE else
-                            Hedge.UNRESOLVED_BASE,
+            reasons.append((base_hedge(hidden),
                             f"{hidden.name}, a base outside the checkout, may define it"))
         opened = ctx.references.opened(info)
         if opened is not None:  # ``setattr(Scheduler, name, method)``: any name, at run time
