@@ -5,6 +5,8 @@ stale override of an app example); every other lookup still does."""
 from __future__ import annotations
 
 import ast
+import random
+import re
 import textwrap
 from collections.abc import Callable
 
@@ -216,3 +218,24 @@ def test_a_callback_hook_the_framework_still_looks_up_is_no_proof(
     """A deprecation warning probes the name and goes on: something may still call it."""
     found = _removed_after(git_repo(), DEPRECATION)
     assert SYMBOL not in found or found[SYMBOL].severity is Severity.WARNING
+
+
+# The shape may_refuse looks for, searched over the whole text: its definition, which the
+# line-by-line search must agree with on every text.
+_SHAPE = re.compile(
+    r"\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
+    r"(?:[ \t]*raise\b|[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*raise\b)")
+
+
+def test_the_cheap_test_finds_the_shape_exactly_where_a_whole_text_search_does() -> None:
+    pieces = ["if ", "if ", "hasattr(", "getattr(o, 'a')", "is_overridden(", ":", ": raise",
+              " raise", "\n", ":\n    raise X\n", "# note\n", "\t", "x", ")", "elif ", "iff",
+              "raise_", "\r\n"]
+    rng = random.Random(23)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
+             for _ in range(20000)]
+    texts += ["if hasattr(cb, 'a'): raise X", "x = getattr(o, 'a')\nif getattr(o, 'a'):\n"
+              "    # why\n\n    raise X\n", "getattr(o, 'a') if ok else None: raise"]
+    found = [t for t in texts if _SHAPE.search(t)]
+    assert len(found) > 100  # the generated texts hold the shape often enough to test it
+    assert [may_refuse(t) for t in texts] == [_SHAPE.search(t) is not None for t in texts]

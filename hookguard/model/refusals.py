@@ -30,17 +30,32 @@ import re
 from collections.abc import Iterator
 
 # an ``if`` whose one-line test probes a name and whose body starts with ``raise``: the only
-# text a refusal can be
+# text a refusal can be; matched from the start of a line that holds one of the probes
+_PROBES = ("hasattr(", "getattr(", "is_overridden(")
 _PROBING_IF = re.compile(
-    r"\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
+    r"[^\n]*?\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
     r"(?:[ \t]*raise\b|[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*raise\b)")
 
 
 def may_refuse(text: str) -> bool:
     """Cheap test on a file's text: whether :func:`refused_names` can find anything (a test
     spread over several lines is not read as a refusal: the name stays a lookup, the safe
-    side)."""
-    return _PROBING_IF.search(text) is not None
+    side). The pattern is tried only on the lines that hold a probe after an ``if`` (found
+    with ``str.find``: a search of the pattern over the whole text cost 0.6 ms a file, most of
+    the time spent trying each ``if``)."""
+    if "raise" not in text:
+        return False
+    tried: set[int] = set()  # starts of lines the pattern did not match from
+    for probe in _PROBES:
+        at = text.find(probe)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            if start not in tried and "if" in text[start:at]:
+                if _PROBING_IF.match(text, start):
+                    return True
+                tried.add(start)
+            at = text.find(probe, at + 1)
+    return False
 
 
 def refused_names(tree: ast.Module) -> frozenset[str]:
