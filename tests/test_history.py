@@ -302,3 +302,45 @@ def test_a_class_cut_to_the_methods_naming_a_hook_reads_as_the_whole_class_does(
             c._replace(line=0) for c in whole["Printer"].methods[name].calls]  # (lines move)
         assert cut["Printer"].methods[name].kind == whole["Printer"].methods[name].kind
     assert methods_naming(b"class Empty:\n    x = 1\n", "x") is None  # no method: no body known
+
+
+def test_a_file_followed_through_renames_only_where_one_was_moved_there(
+        git_repo: Callable[..., GitRepo]) -> None:
+    """``past_classes(follow=True)`` follows with ``git log --follow`` only the files some
+    commit moved into place; for the rest the plain log is the same list, and the timeline
+    must name each file at each commit exactly as ``--follow`` of every file does."""
+    repo = git_repo()
+    repo.commit("one", {"pkg/__init__.py": "", "pkg/stay.py": BASE, "pkg/gone.py": BASE,
+                        "pkg/old.py": BASE})
+    repo.commit("two", {"pkg/stay.py": BASE + "\n# two\n", "pkg/old.py": BASE + "\n# 2\n"})
+    repo.git("mv", "pkg/old.py", "pkg/new.py")
+    repo.commit("move old.py to new.py")
+    repo.git("rm", "-q", "pkg/gone.py")
+    repo.commit("remove gone.py")
+    repo.git("mv", "pkg/stay.py", "pkg/gone.py")  # gone.py: added plainly, later moved in
+    repo.commit("move stay.py to gone.py")
+    repo.commit("three", {"pkg/new.py": BASE + "\n# 3\n", "pkg/gone.py": BASE + "\n# 3\n",
+                          "pkg/other.py": "class Unlike:\n    pass\n"})
+    index = HistoryIndex(Repo(repo.root))
+    assert index.moved_in("pkg/new.py") and index.moved_in("pkg/new.py", ever=True)
+    assert (index.moved_in("pkg/gone.py"), index.moved_in("pkg/gone.py", ever=True)) == (
+        False, True)
+    assert not index.moved_in("pkg/other.py", ever=True)
+
+    paths = ["pkg/new.py", "pkg/gone.py", "pkg/other.py"]
+    every: dict[str, dict[str, str]] = {}  # what --follow of each file names at each commit
+    for path in paths:
+        out = repo.git("log", "--follow", "--name-only", "--format=@%H", "--", path)
+        for record in out.split("@")[1:]:
+            commit, *names = [line for line in record.splitlines() if line]
+            every.setdefault(commit, {})[path] = names[0]
+    timeline = index._timeline(paths, 60, True)
+    assert [commit for commit, _ in timeline] == repo.git(
+        "log", "--format=%H", "--", *{n for names in every.values() for n in names.values()}
+    ).split()
+    for commit, where in timeline:
+        for path, name in every.get(commit, {}).items():
+            assert where.get(path, path) == name
+    names_at_first = dict(timeline[-1][1])
+    assert names_at_first.get("pkg/new.py") == "pkg/old.py"
+    assert names_at_first.get("pkg/gone.py") == "pkg/stay.py"
