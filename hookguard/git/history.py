@@ -328,6 +328,9 @@ class HistoryIndex:
         self._past_parsed: dict[bytes, dict[str, ClassRecord]] = {}
         self._past_by_blob: dict[tuple[str, str, str, str | None], dict[str, ClassRecord]] = {}
         self._moves: dict[str, tuple[bool, bool]] = {}  # moved_in's answers, by path
+        # _timeline's answers: candidates of one class family ask about the same files
+        self._timelines: dict[tuple[tuple[str, ...], int, bool], list[
+            tuple[str, dict[str, str]]]] = {}
 
     def prefetch(self, workers: int | None = None) -> Executor | None:
         """Start the whole-history walk's ``git log`` now, when nothing is stored (a cold
@@ -718,10 +721,13 @@ class HistoryIndex:
         (commits to the rest of the file cost one search), else the whole version; nothing
         is imported."""
         paths = list(wanted)
-        try:
-            timeline = self._timeline(paths, limit, follow)
-        except GitError:
-            return
+        key = (tuple(paths), limit, follow)
+        timeline = self._timelines.get(key)
+        if timeline is None:
+            try:
+                timeline = self._timelines[key] = self._timeline(paths, limit, follow)
+            except GitError:
+                return
         parsed = self._past_parsed  # (kept for the run: candidates share files)
         by_blob = self._past_by_blob
 
