@@ -9,13 +9,14 @@ import random
 import re
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from hookguard.engine import Options
 from hookguard.findings import Finding, Severity
 from hookguard.gate import run_gate
-from hookguard.model.refusals import may_refuse, refused_names
+from hookguard.model.refusals import may_refuse, probe_lines, refused_names
 from tests.conftest import GitRepo
 
 pytestmark = pytest.mark.usefixtures("private_key_dir")
@@ -23,8 +24,10 @@ pytestmark = pytest.mark.usefixtures("private_key_dir")
 
 def refused(source: str) -> frozenset[str]:
     text = textwrap.dedent(source)
-    found = refused_names(ast.parse(text))
+    tree = ast.parse(text)
+    found = refused_names(tree)
     assert may_refuse(text) or not found  # the cheap test never skips a refusal
+    assert refused_names(tree, probe_lines(text)) == found  # nor does the pruned walk
     return found
 
 
@@ -239,3 +242,36 @@ def test_the_cheap_test_finds_the_shape_exactly_where_a_whole_text_search_does()
     found = [t for t in texts if _SHAPE.search(t)]
     assert len(found) > 100  # the generated texts hold the shape often enough to test it
     assert [may_refuse(t) for t in texts] == [_SHAPE.search(t) is not None for t in texts]
+
+
+def test_the_walk_pruned_to_lines_naming_a_probe_reads_what_the_whole_walk_reads() -> None:
+    """On real files (this checkout's own) and on refusals nested in classes, functions,
+    loops, ``try``, ``with`` and ``match``, with the probe's name on a continuation line."""
+    root = Path(__file__).resolve().parents[1]
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.glob("*/**/*.py"))
+             if ".venv" not in p.parts][:400]
+    nested = textwrap.dedent("""
+    class Checker:
+        def check(self, cb, mode):
+            try:
+                with open("x") as f:
+                    match mode:
+                        case "strict":
+                            for hook in ("on_batch_end",):
+                                if callable(
+                                        getattr(cb, hook, None)):
+                                    raise RuntimeError(hook)
+            except OSError:
+                pass
+            if hasattr(cb, "on_epoch_end") and cb.old:
+                raise TypeError("on_epoch_end was removed")
+    """)
+    texts.append(nested)
+    found = {}
+    for text in texts:
+        tree = ast.parse(text)
+        whole = refused_names(tree)
+        assert refused_names(tree, probe_lines(text)) == whole
+        found[text] = whole
+    assert found[nested] == {"on_batch_end", "on_epoch_end"}
+    assert probe_lines("if hasattr(x, 'a'):\r    raise X\r") is None  # lone CR: no pruning

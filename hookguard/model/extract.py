@@ -26,7 +26,7 @@ from hookguard.model.records import (
     ParamKind,
     method_mentions,
 )
-from hookguard.model.refusals import may_refuse, refused_names
+from hookguard.model.refusals import may_refuse, probe_lines, refused_names
 
 _OVERRIDE_DECORATORS = frozenset({"override", "overrides"})
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "abstractproperty"})
@@ -692,6 +692,7 @@ class _FileExtractor:
         self.lines = text.splitlines()
         self.has_fallbacks = _ELIF_HASATTR.search(text) is not None
         self.may_refuse = may_refuse(text)
+        self.probe_lines = probe_lines(text) if self.may_refuse else None
         self.suppressed = suppressions(text)
         self.imports: dict[str, str] = {}
         self.star_imports: list[str] = []
@@ -743,7 +744,7 @@ class _FileExtractor:
                 record.literals -= fallbacks.strings_only_there
         if self.may_refuse:
             # ``if callable(getattr(cb, "on_batch_end", None)): raise ...``: no lookup
-            record.string_refs -= refused_names(tree)
+            record.string_refs -= refused_names(tree, self.probe_lines)
         record.prefix_refs = refs.computed_prefixes()
         record.open_classes = frozenset(refs.opened)
         record.module_names = frozenset(module_names)

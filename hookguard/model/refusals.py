@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 
 # an ``if`` whose one-line test probes a name and whose body starts with ``raise``: the only
 # text a refusal can be; matched from the start of a line that holds one of the probes
 _PROBES = ("hasattr(", "getattr(", "is_overridden(")
+_PROBE_NAMES = ("hasattr", "getattr", "is_overridden")  # as :func:`_probed` reads a call
 _PROBING_IF = re.compile(
     r"[^\n]*?\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
     r"(?:[ \t]*raise\b|[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*raise\b)")
@@ -58,10 +60,36 @@ def may_refuse(text: str) -> bool:
     return False
 
 
-def refused_names(tree: ast.Module) -> frozenset[str]:
-    """The strings ``tree`` holds only in refusals (see the module's docstring)."""
-    if not any(isinstance(node, ast.If) and _raises(node) and next(_probed(node.test), None)
-               is not None for node in ast.walk(tree)):
+def probe_lines(text: str) -> tuple[int, ...] | None:
+    """The lines of ``text`` (1-based, ascending) that name a probe: every ``if`` whose test
+    probes a name spans one of them. None where a lone carriage return may end a line (the
+    parser's line numbers and ours could differ there)."""
+    if "\r" in text:
+        return None
+    found = sorted(at for name in _PROBE_NAMES for at in _occurrences(text, name))
+    lines: list[int] = []
+    line, previous = 1, 0
+    for at in found:
+        line += text.count("\n", previous, at)
+        previous = at
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return tuple(lines)
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + len(word))
+
+
+def refused_names(tree: ast.Module, lines: Sequence[int] | None = None) -> frozenset[str]:
+    """The strings ``tree`` holds only in refusals (see the module's docstring); ``lines``,
+    from :func:`probe_lines` of its text, spares the walk of statements that span none."""
+    ifs = _ifs_spanning(tree, lines) if lines is not None else (
+        node for node in ast.walk(tree) if isinstance(node, ast.If))
+    if not any(_raises(node) and next(_probed(node.test), None) is not None for node in ifs):
         return frozenset()
     refusing: set[int] = set()  # ids of the string constants in a refusal's place
     for scope in _scopes(tree):
@@ -79,6 +107,25 @@ def refused_names(tree: ast.Module) -> frozenset[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             held[node.value] = held.get(node.value, True) and id(node) in refusing
     return frozenset(name for name, only in held.items() if only)
+
+
+def _ifs_spanning(tree: ast.Module, lines: Sequence[int]) -> Iterator[ast.If]:
+    """The ``if`` statements of ``tree`` that span one of ``lines``: a statement that spans
+    none is not entered, nor is any expression (it holds no statement)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                continue
+            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if start is not None and end is not None:
+                i = bisect_left(lines, start)
+                if i == len(lines) or lines[i] > end:
+                    continue
+            stack.append(child)
 
 
 def _scopes(tree: ast.Module) -> Iterator[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
