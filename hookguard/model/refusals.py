@@ -32,8 +32,8 @@ from collections.abc import Iterator, Sequence
 
 # an ``if`` whose one-line test probes a name and whose body starts with ``raise``: the only
 # text a refusal can be; matched from the start of a line that holds one of the probes
-_PROBES = ("hasattr(", "getattr(", "is_overridden(")
 _PROBE_NAMES = ("hasattr", "getattr", "is_overridden")  # as :func:`_probed` reads a call
+_PROBES = tuple(f"{name}(" for name in _PROBE_NAMES)
 _PROBING_IF = re.compile(
     r"[^\n]*?\bif\b[^\n:]*\b(?:hasattr|getattr|is_overridden)\([^\n]*:"
     r"(?:[ \t]*raise\b|[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*raise\b)")
@@ -49,14 +49,12 @@ def may_refuse(text: str) -> bool:
         return False
     tried: set[int] = set()  # starts of lines the pattern did not match from
     for probe in _PROBES:
-        at = text.find(probe)
-        while at >= 0:
+        for at in _occurrences(text, probe):
             start = text.rfind("\n", 0, at) + 1
             if start not in tried and "if" in text[start:at]:
                 if _PROBING_IF.match(text, start):
                     return True
                 tried.add(start)
-            at = text.find(probe, at + 1)
     return False
 
 
