@@ -18,6 +18,7 @@ from hookguard import progress
 from hookguard.config import Config, ConfigError, load_config
 from hookguard.findings import Finding, InputError, Severity
 from hookguard.git.repo import Repo
+from hookguard.hedges import mark_unloadable, needs_loading
 from hookguard.incremental import (
     STATE_VERSION,
     AuditState,
@@ -28,10 +29,16 @@ from hookguard.incremental import (
     mentions_path,
 )
 from hookguard.model.cache import CACHE_DIR_NAME, RecordCache, encoded
+from hookguard.model.loadable import unloadable
 from hookguard.model.loader import LoadStats, content_keys, load_worktree
 from hookguard.model.project import ClassInfo, Project
 from hookguard.model.records import FileRecord, UndecodableRecord
-from hookguard.model.sources import WorktreeSnapshot, linked_folders, through_link
+from hookguard.model.sources import (
+    WorktreeSnapshot,
+    audited_text,
+    linked_folders,
+    through_link,
+)
 from hookguard.rules import ALL_RULES, RuleContext, rule_is_per_class
 from hookguard.rules.base import PassedKeyword
 
@@ -290,6 +297,10 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
     if cache is not None:
         state_now = _state_of(inputs, keys, findings, history_notes)
         cache.put_state(encoded(lambda: encode_state(state_now)))
+    if use_history and workspace.repo is not None:  # (after the state: asked afresh each run)
+        findings = mark_unloadable(findings, unloadable(
+            checkout, needs_loading(findings), workspace.repo.deleted_module,
+            lambda record: audited_text(workspace.root, record.path, record.content_key)))
     findings = once_per_file(workspace.root, [f for f in findings if in_scope(f.path, scopes)])
     errors = [e for e in input_errors(checkout) if in_scope(e.path, scopes)]
     if cache is not None:

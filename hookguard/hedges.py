@@ -18,7 +18,8 @@ opt-in rule setting such as ``structural``) is always reported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from enum import Enum
 
 from hookguard.findings import Finding, Severity
@@ -45,6 +46,7 @@ class Hedge(str, Enum):
     GUARD = "guard"  # the call runs only under a condition not shown to hold
     DECORATOR = "decorator"  # a decorator may change what the override accepts
     OWN_METHOD = "own-method"  # history: no call ever fitted it, a method of its own
+    UNLOADABLE = "unloadable"  # its file imports a module of the checkout a commit deleted
 
     @property
     def reported(self) -> bool:
@@ -76,6 +78,35 @@ def held_back(finding: Finding) -> bool:
     """Whether ``finding`` is a warning that only ``--all-warnings`` reports."""
     return finding.severity is Severity.WARNING and not all(
         h.reported for h in hedges_of(finding))
+
+
+#: The key of :attr:`Finding.evidence` that says why a warning's file cannot load.
+UNLOADABLE_KEY = "unloadable"
+
+
+def mark_unloadable(findings: Sequence[Finding], reasons: Mapping[str, str]) -> list[Finding]:
+    """``findings``, each hedged warning in a file of ``reasons`` (path -> why it cannot load,
+    :func:`hookguard.model.loadable.unloadable`) given the ``unloadable`` hedge, held back.
+    Errors keep their level (their proof holds whether the class loads or not), and so do
+    warnings without hedges (a level the configuration chose)."""
+    marked = []
+    for finding in findings:
+        reason = reasons.get(finding.path)
+        hedges = hedges_of(finding) if finding.severity is Severity.WARNING else []
+        if reason is None or not hedges or Hedge.UNLOADABLE in hedges:
+            marked.append(finding)
+            continue
+        evidence = {**finding.evidence, UNLOADABLE_KEY: reason,
+                    **evidence_of([*hedges, Hedge.UNLOADABLE])}
+        marked.append(replace(finding, evidence=evidence,
+                              message=f"{finding.message} (its file cannot load: {reason})"))
+    return marked
+
+
+def needs_loading(findings: Iterable[Finding]) -> set[str]:
+    """The files of the hedged warnings among ``findings``: where :func:`mark_unloadable`
+    may act, so the only files whose imports are worth asking git about."""
+    return {f.path for f in findings if f.severity is Severity.WARNING and hedges_of(f)}
 
 
 def reported(findings: Sequence[Finding], all_warnings: bool) -> tuple[list[Finding], int]:

@@ -252,6 +252,26 @@ class Repo:
             blobs.setdefault(sha, data)
         return ids, blobs
 
+    def deleted_module(self, stem: str) -> str | None:
+        """``short (subject)`` of the commit that deleted the module at ``stem``
+        (``pkg/sub/name``: its ``name.py`` or its ``name/__init__.py``), when ``HEAD``'s tree
+        has no entry of that name in its folder (no ``name``, no ``name.<suffix>``: a module
+        in any form, a package, an extension); None when it has one, when no commit
+        deleted it (never committed: generated, built), or when git cannot tell."""
+        folder, _, name = stem.rpartition("/")
+        try:
+            listing = self.git("--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD",
+                               "--", f"{folder}/" if folder else ".")
+            entries = os.fsdecode(listing).split("\0")
+            if any(e.rpartition("/")[2].split(".")[0] == name for e in entries if e):
+                return None
+            out = self.git("--literal-pathspecs", "log", "-1", "--diff-filter=D",
+                           "--format=%h (%s)", "HEAD", "--", f"{stem}.py",
+                           f"{stem}/__init__.py")
+        except GitError:
+            return None
+        return out.decode(errors="replace").strip() or None
+
     def last_commit(self, rev_range: str, path: str) -> str:
         """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""
         try:

@@ -748,7 +748,30 @@ class _FileExtractor:
         record.prefix_refs = refs.computed_prefixes()
         record.open_classes = frozenset(refs.opened)
         record.module_names = frozenset(module_names)
+        self._needs(tree)
         return record
+
+    def _needs(self, tree: ast.Module) -> None:
+        """What the unconditional imports at module level need to load (see
+        :attr:`FileRecord.needed_modules`); the ones in a ``try``, an ``if`` or a function may
+        never run, or run with a fallback."""
+        modules: list[tuple[str, int]] = []
+        names: list[tuple[str, str, int]] = []
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import):
+                modules.extend((alias.name, stmt.lineno) for alias in stmt.names)
+            elif isinstance(stmt, ast.ImportFrom):
+                if stmt.level:
+                    module = resolve_relative(self.record.module, self.record.is_package,
+                                              stmt.level, stmt.module)
+                else:
+                    module = stmt.module or ""
+                if module:
+                    modules.append((module, stmt.lineno))
+                    names.extend((module, alias.name, stmt.lineno) for alias in stmt.names
+                                 if alias.name != "*")
+        self.record.needed_modules = tuple(modules)
+        self.record.needed_names = tuple(names)
 
     # -- scopes ---------------------------------------------------------------------------
     def _walk_scope(self, body: list[ast.stmt], qualprefix: str, in_function: bool) -> None:

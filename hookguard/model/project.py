@@ -142,6 +142,11 @@ class Project:
         project._drop_cut_edges()
         return project
 
+    def mirrored_modules(self) -> frozenset[str]:
+        """The module names that stand for others: ``sys.modules[name] = module`` in the
+        checkout, the configuration's ``module_aliases``, names bound by import."""
+        return frozenset(self._mirrors)
+
     def with_files(self, before: Iterable[FileRecord], after: Iterable[FileRecord]) -> Project:
         """The model of ``after``, for a project built from ``before``: the same model as
         :meth:`build` gives. Derived from this one, without resolving a name or linearising a
@@ -580,6 +585,8 @@ def _prefixed(record: FileRecord, prefix: str, tops: Collection[str] = ()) -> Fi
         imports={k: moved(v) for k, v in record.imports.items()},
         star_imports=tuple(moved(t) for t in record.star_imports),
         aliases={k: moved(v) for k, v in record.aliases.items()},
+        needed_modules=tuple((moved(m), line) for m, line in record.needed_modules),
+        needed_names=tuple((moved(m), n, line) for m, n, line in record.needed_names),
     )
 
 

@@ -311,6 +311,12 @@ class FileRecord:
     # they may define any name at run time
     open_classes: frozenset[str] = frozenset()
     module_names: frozenset[str] = frozenset()  # names bound at module level
+    # ``(module, line)``: each module an import at module level, outside any block, needs to
+    # load (``import a.b`` and ``from a.b import c`` both need ``a.b``); the file cannot load
+    # without it (see :mod:`hookguard.model.loadable`)
+    needed_modules: tuple[tuple[str, int], ...] = ()
+    # ``(module, name, line)``: each ``from module import name`` among those imports
+    needed_names: tuple[tuple[str, str, int], ...] = ()
     content_key: str = ""  # git blob id of the bytes the record was built from
     error: str | None = None  # one-line parse error; the record is otherwise empty
     error_line: int = 0

@@ -340,12 +340,29 @@ def _is_link_loop(path: Path) -> bool:
         return True
 
 
+def audited_text(root: Path, path: str, content_key: str) -> str | None:
+    """The text of the checkout's file at ``path`` when its bytes are still those its record
+    was built from (their blob id is ``content_key``) and they are UTF-8; else None. A link
+    leading out of the checkout is not read (:func:`inside`)."""
+    try:
+        data = Path(inside(os.fspath(root), os.path.join(root, path))).read_bytes()
+    except OSError:
+        return None
+    if blob_sha(data) != content_key:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 __all__ = [
     "BUILD_OUTPUTS",
     "OutsideLink",
     "PathFilter",
     "SourceFile",
     "WorktreeSnapshot",
+    "audited_text",
     "blob_sha",
     "inside",
     "linked_folders",

@@ -1,0 +1,147 @@
+"""Files that cannot load: an import at module level, outside any ``try``, ``if`` or
+function (:attr:`FileRecord.needed_modules`, :attr:`FileRecord.needed_names`), that fails.
+
+Such a file raises ``ImportError`` on import, so none of its classes ever exists and a warning
+about one is moot. The proofs (``docs/design.md``, "What a warning claims", ``unloadable``),
+each about a module of the checkout, never one installed:
+
+- the module it imports lies under a package of the checkout, no file of the checkout gives
+  it, and git shows it gone: ``HEAD``'s tree has no entry of its name in its package's folder
+  (no ``.py``, no extension module, no package), and a commit deleted it. A module never
+  committed (a generated ``_version.py``, a build output) has no deleting commit, so its
+  absence proves nothing;
+- ``from module import name``, where ``module`` is a plain module of the checkout whose text
+  never spells ``name``, holds nothing that binds names unspelled (a module ``__getattr__``,
+  ``globals()``, ``setattr``, ``exec``, ...), and star-imports only such modules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterator
+
+from hookguard.model.project import Project
+from hookguard.model.records import FileRecord
+
+
+def missing_modules(
+    project: Project, path: str, present: Collection[str] | None = None
+) -> Iterator[tuple[str, int, str]]:
+    """``(module, line, stem)`` for each module the file at ``path`` needs that the checkout
+    has no file for, where its top package is in the checkout: ``stem`` is where the module
+    would be, ``pkg/sub/name`` for ``pkg.sub.name`` (its ``.py`` or its folder). A name under
+    one the checkout mirrors (``sys.modules["pkg.old"] = new``) is taken as present.
+    ``present`` is :func:`present_modules` (computed when not given)."""
+    record = project.files.get(path)
+    if record is None:
+        return
+    if present is None:
+        present = present_modules(project)
+    mirrored = project.mirrored_modules()
+    for module, line in record.needed_modules:
+        parts = module.split(".")
+        top = project.modules.get(parts[0])
+        if module in present or top is None or not top.is_package or len(parts) < 2:
+            continue
+        folder = top.path.rsplit("/", 1)[0] if "/" in top.path else ""
+        for end in range(2, len(parts) + 1):  # the first of ``a.b``, ``a.b.c`` it lacks
+            prefix = ".".join(parts[:end])
+            if prefix in mirrored:
+                break
+            if prefix not in present:
+                yield prefix, line, "/".join(p for p in (folder, *parts[1:end]) if p)
+                break
+
+
+def unloadable(
+    project: Project,
+    paths: Collection[str],
+    deleted: Callable[[str], str | None],
+    text: Callable[[FileRecord], str | None],
+) -> dict[str, str]:
+    """For each of ``paths`` that cannot load, why (``it imports pkg.gone (line 3), which
+    abc1234 (subject) deleted``). ``deleted(stem)`` is git's answer: the commit that deleted
+    the module at ``stem``, when ``HEAD`` has no entry for it; else None. ``text(record)`` is
+    the text a record was built from, or None when that text cannot be read."""
+    present = present_modules(project)
+    reasons: dict[str, str] = {}
+    answers: dict[str, str | None] = {}
+    for path in sorted(paths):
+        for module, line, stem in missing_modules(project, path, present):
+            if stem not in answers:
+                answers[stem] = deleted(stem)
+            commit = answers[stem]
+            if commit is not None:
+                reasons[path] = f"it imports {module} (line {line}), which {commit} deleted"
+                break
+        else:
+            for module, name, line in missing_names(project, path, text):
+                reasons[path] = (f"it imports {name} from {module} (line {line}), "
+                                 f"which never names {name}")
+                break
+    return reasons
+
+
+#: What may bind a module's names without spelling them: a module ``__getattr__``, the
+#: namespace reached as a mapping or an object (``globals()``, ``vars()``,
+#: ``sys.modules[__name__]``, ``__dict__``), code run from text (``exec``). (A star import is
+#: followed instead: see :func:`_may_give`.)
+_DYNAMIC_NAMESPACE = re.compile(
+    r"\b(?:__getattr__|globals|vars|locals|exec|setattr|__dict__|modules|__builtins__)\b")
+
+
+def missing_names(
+    project: Project, path: str, text: Callable[[FileRecord], str | None]
+) -> Iterator[tuple[str, str, int]]:
+    """``(module, name, line)`` for each ``from module import name`` of the file at ``path``
+    (unconditional, at module level) that ``module`` cannot give (:func:`_may_give`)."""
+    record = project.files.get(path)
+    if record is None:
+        return
+    mirrored = project.mirrored_modules()
+    for module, name, line in record.needed_names:
+        if not _may_give(project, module, name, text, mirrored, set()):
+            yield module, name, line
+
+
+def _may_give(
+    project: Project,
+    module: str,
+    name: str,
+    text: Callable[[FileRecord], str | None],
+    mirrored: frozenset[str],
+    seen: set[str],
+) -> bool:
+    """Whether ``module`` may have ``name`` once loaded: False only when it is a plain module of
+    the checkout (no package, whose submodules may be built; no name another module stands
+    for), its text (``text(record)``) never spells ``name`` as a word, nothing in it binds
+    names unspelled (:data:`_DYNAMIC_NAMESPACE`), and each module it star-imports is such a
+    module too."""
+    if module in seen:
+        return False  # (a cycle of star imports: what the others give is asked there)
+    seen.add(module)
+    source = project.modules.get(module)
+    if (source is None or source.is_package or source.error is not None
+            or any(m in mirrored for m in _with_packages(source))):
+        return True
+    body = text(source)
+    if (body is None or _DYNAMIC_NAMESPACE.search(body)
+            or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
+        return True
+    return any(_may_give(project, star, name, text, mirrored, seen)
+               for star in source.star_imports)
+
+
+def present_modules(project: Project) -> frozenset[str]:
+    """Every module name the checkout's files provide (those that do not parse too), with the
+    packages above them."""
+    names: set[str] = set()
+    for record in project.files.values():
+        names.update(_with_packages(record))
+    return frozenset(names)
+
+
+def _with_packages(record: FileRecord) -> Iterator[str]:
+    parts = record.module.split(".") if record.module else []
+    for end in range(1, len(parts) + 1):
+        yield ".".join(parts[:end])
