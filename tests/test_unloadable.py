@@ -198,3 +198,42 @@ def test_the_text_read_is_the_text_audited(git_repo: Callable[..., GitRepo]) -> 
     assert KEY not in warnings_of(cached_json(repo.root))
     Path(repo.root / "pkg/util.py").write_text(UTIL + "log = logger.info\n")
     assert KEY in warnings_of(cached_json(repo.root))
+
+
+def test_a_relative_import_past_the_named_top_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """masonite's shape (round 21, found by a scan of the rounds' clones): ``drivers/`` has no
+    ``__init__.py``, so the checkout names ``app/drivers/queue/driver.py`` ``queue.driver``;
+    its ``from ...core.errors import QueueError`` would read as the top-level ``core.errors``
+    (another package, without ``QueueError``); at run time it is ``app.core.errors``."""
+    repo = git_repo()
+    repo.commit("drivers", {
+        "app/__init__.py": "",
+        "app/core/__init__.py": "",
+        "app/core/errors.py": "class QueueError(Exception):\n    pass\n",
+        "app/drivers/queue/__init__.py": "",
+        "app/drivers/queue/driver.py": "from ...core.errors import QueueError\n"
+                                       "from pkg.base import Base\n\n\nclass Driver(Base):\n"
+                                       "    def on_epoch_end(self):\n        pass\n",
+        "core/__init__.py": "",
+        "core/errors.py": UTIL,
+    })
+    _lost_hook(repo, "class Base(Callback):\n", "class Base(Callback):\n")
+    shown = warnings_of(audit_json(repo.root))
+    assert "HG001 queue.driver.Driver.on_epoch_end" in shown, shown.keys()
+
+
+@pytest.mark.parametrize("files", [
+    # a package of the checkout named like the standard library's
+    {"email/__init__.py": "", "email/util.py": UTIL, "pkg/sub.py": "from email.util import log\n"},
+    # a lone module at the top, not a package: found only from its folder
+    {"util.py": UTIL, "pkg/sub.py": "from util import log\n"},
+])
+def test_a_module_whose_identity_is_not_sure_proves_nothing(
+    git_repo: Callable[..., GitRepo], files: dict[str, str],
+) -> None:
+    repo = git_repo()
+    imports = files.pop("pkg/sub.py")
+    _with_import(repo, imports, files)
+    assert KEY in warnings_of(audit_json(repo.root))

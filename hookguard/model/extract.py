@@ -761,6 +761,11 @@ class _FileExtractor:
             if isinstance(stmt, ast.Import):
                 modules.extend((alias.name, stmt.lineno) for alias in stmt.names)
             elif isinstance(stmt, ast.ImportFrom):
+                depth = self.record.module.count(".") + (1 if self.record.is_package else 0)
+                if stmt.level > depth:
+                    # past the top of the package its name starts at: it runs under a longer
+                    # name than the checkout gives it (a folder without ``__init__.py`` above)
+                    continue
                 if stmt.level:
                     module = resolve_relative(self.record.module, self.record.is_package,
                                               stmt.level, stmt.module)

@@ -18,6 +18,7 @@ each about a module of the checkout, never one installed:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Collection, Iterator
 
 from hookguard.model.project import Project
@@ -40,8 +41,8 @@ def missing_modules(
     mirrored = project.mirrored_modules()
     for module, line in record.needed_modules:
         parts = module.split(".")
-        top = project.modules.get(parts[0])
-        if module in present or top is None or not top.is_package or len(parts) < 2:
+        top = _own_package(project, parts[0])
+        if module in present or top is None or len(parts) < 2:
             continue
         folder = top.path.rsplit("/", 1)[0] if "/" in top.path else ""
         for end in range(2, len(parts) + 1):  # the first of ``a.b``, ``a.b.c`` it lacks
@@ -122,6 +123,7 @@ def _may_give(
     seen.add(module)
     source = project.modules.get(module)
     if (source is None or source.is_package or source.error is not None
+            or _own_package(project, module.split(".")[0]) is None
             or any(m in mirrored for m in _with_packages(source))):
         return True
     body = text(source)
@@ -130,6 +132,20 @@ def _may_give(
         return True
     return any(_may_give(project, star, name, text, mirrored, seen)
                for star in source.star_imports)
+
+
+def _own_package(project: Project, name: str) -> FileRecord | None:
+    """The ``__init__.py`` of the checkout's top package ``name``, where an import of
+    ``name`` surely means it: a package, not a lone module (a script's neighbour, found only
+    from its folder), and no name of the standard library, which a folder of the checkout
+    shadows only when run from where it lies."""
+    top = project.modules.get(name)
+    if top is None or not top.is_package or name in _STDLIB:
+        return None
+    return top
+
+
+_STDLIB = sys.stdlib_module_names
 
 
 def present_modules(project: Project) -> frozenset[str]:
