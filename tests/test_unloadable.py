@@ -119,6 +119,32 @@ def test_a_deleted_module_that_head_still_has_in_another_form_proves_nothing(
     assert KEY in warnings_of(audit_json(repo.root))
 
 
+@pytest.mark.parametrize("ignore", [
+    {".gitignore": "*.pyc\n/pkg/helpers.py\n"},
+    {"pkg/.gitignore": "helpers.py\n"},
+    {".gitignore": "pkg/helpers*\n"},
+])
+def test_a_module_deleted_to_be_generated_proves_nothing(
+    git_repo: Callable[..., GitRepo], ignore: dict[str, str],
+) -> None:
+    """rqalpha's and pyroomacoustics' shape (a scan of rounds 21-28's clones): the package's
+    ``__init__.py`` imports its ``_version.py``, deleted when setuptools-scm took over writing
+    it, and ignored by a ``.gitignore`` of ``HEAD`` since."""
+    repo = git_repo()
+    _deleted_helpers(repo, "from pkg.helpers import thing\n")
+    repo.commit("generated now", ignore)
+    assert KEY in warnings_of(audit_json(repo.root))
+
+
+def test_a_gitignore_naming_other_files_keeps_the_proof(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    _deleted_helpers(repo, "from pkg.helpers import thing\n")
+    repo.commit("ignores", {".gitignore": "*.py[cod]\n__pycache__/\nbuild/\npkg/helpers.txt\n"})
+    assert KEY not in warnings_of(audit_json(repo.root))
+
+
 def test_a_module_deleted_and_written_back_proves_nothing(
     git_repo: Callable[..., GitRepo],
 ) -> None:

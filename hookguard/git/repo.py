@@ -14,6 +14,7 @@ can pass for another answer (see :func:`_batch_header`).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
 import hashlib
 import os
@@ -256,8 +257,11 @@ class Repo:
         """``short (subject)`` of the commit that deleted the module at ``stem``
         (``pkg/sub/name``: its ``name.py`` or its ``name/__init__.py``), when ``HEAD``'s tree
         has no entry of that name in its folder (no ``name``, no ``name.<suffix>``: a module
-        in any form, a package, an extension); None when it has one, when no commit
-        deleted it (never committed: generated, built), or when git cannot tell."""
+        in any form, a package, an extension) and no ``.gitignore`` of ``HEAD`` may ignore
+        it (:func:`may_ignore`: a module deleted to be generated, as a ``_version.py`` handed
+        to setuptools-scm); None otherwise, when no commit deleted it (never committed:
+        generated, built), or when git cannot tell. Only ``HEAD`` is read, so the answer
+        changes with it alone."""
         folder, _, name = stem.rpartition("/")
         try:
             listing = self.git("--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD",
@@ -270,7 +274,20 @@ class Repo:
                            f"{stem}/__init__.py")
         except GitError:
             return None
-        return out.decode(errors="replace").strip() or None
+        commit = out.decode(errors="replace").strip()
+        if not commit:
+            return None
+        parts = stem.split("/")
+        for depth in range(len(parts)):  # the ``.gitignore`` of each folder above it
+            try:
+                rules = self.git("cat-file", "blob",
+                                 "HEAD:" + "/".join([*parts[:depth], ".gitignore"]))
+            except GitError:
+                continue  # (none there)
+            below = "/".join(parts[depth:])
+            if may_ignore(os.fsdecode(rules), (f"{below}.py", f"{below}/__init__.py")):
+                return None
+        return commit
 
     def last_commit(self, rev_range: str, path: str) -> str:
         """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""
@@ -280,6 +297,28 @@ class Repo:
         except GitError:
             return ""
         return out.decode(errors="replace").strip()
+
+
+def may_ignore(rules: str, paths: Iterable[str]) -> bool:
+    """Whether a ``.gitignore`` holding ``rules`` may ignore one of ``paths`` (relative to its
+    folder) or a folder above one: each pattern, its leading ``/`` and trailing ``/`` cut,
+    matched with :func:`fnmatch.fnmatch` (whose ``*`` also crosses ``/``) against each path,
+    each folder above it and their last parts. It answers yes more often than git (a
+    negation ``!pattern`` is read as a pattern), never less: a yes only takes a proof away."""
+    patterns = []
+    for line in rules.splitlines():
+        pattern = line.strip().lstrip("!").strip("/")
+        if pattern and not pattern.startswith("#"):
+            patterns.append(pattern)
+    if not patterns:
+        return False
+    for path in paths:
+        parts = path.split("/")
+        for end in range(1, len(parts) + 1):
+            candidates = ("/".join(parts[:end]), parts[end - 1])
+            if any(fnmatch.fnmatch(c, p) for c in candidates for p in patterns):
+                return True
+    return False
 
 
 def split_records(chunks: Iterable[bytes], separator: bytes) -> Iterator[bytes]:
