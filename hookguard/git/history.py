@@ -331,6 +331,9 @@ class HistoryIndex:
         # _timeline's answers: candidates of one class family ask about the same files
         self._timelines: dict[tuple[tuple[str, ...], int, bool], list[
             tuple[str, dict[str, str]]]] = {}
+        # _touched's logs, by names and limit; _follow_source's answers, by commit and name
+        self._logs: dict[tuple[frozenset[str], int], list[tuple[str, dict[str, str]]]] = {}
+        self._sources: dict[tuple[str, str], str | None] = {}
 
     def prefetch(self, workers: int | None = None) -> Executor | None:
         """Start the whole-history walk's ``git log`` now, when nothing is stored (a cold
@@ -820,26 +823,35 @@ class HistoryIndex:
         self, paths: Sequence[str], limit: int, follow: bool
     ) -> list[tuple[str, dict[str, str]]]:
         """The newest ``limit`` commits touching ``paths``, newest first (git's order), each
-        with the path each file had at it: followed back through its renames (one ``git log
-        --follow`` per file) when ``follow``, else the path as it is."""
+        with the path each file had at it: followed back through its renames when ``follow``
+        (:meth:`_lineage`: what ``git log --follow`` of each file names), else the path as it
+        is.
+
+        Following costs plain logs of the files' names (git prunes the side branches that
+        left a file as it was; ``--follow`` cannot, and walks every commit): the log of the
+        paths shows where a file was created; where that commit moved another file there,
+        the log is read again with the old name too, until no new name turns up."""
+        probe: dict[str, None] = dict.fromkeys(paths)
+        log = self._touched(list(probe), limit)
         lineages: dict[str, dict[str, str]] = {}  # path -> commit -> its name at that commit
-        names: dict[str, None] = dict.fromkeys(paths)
-        if follow:
-            # (a file no commit ever moved there has no other name to follow: its plain log
-            # is what ``--follow`` would list, for a fraction of the walk's cost)
-            for path in [p for p in paths if self.moved_in(p, ever=True)]:
-                out = self.repo.git("--literal-pathspecs", "log", "--follow", "--name-only",
-                                    f"--format={_MARK}%H", f"-n{limit}", "--", path)
-                lineage = lineages[path] = {}
-                for record in out.split(_SEPARATOR)[1:]:
-                    head, _, listed = record.partition(b"\n")
-                    name = next((n for n in listed.split(b"\n") if n), None)
-                    if name is not None:
-                        lineage[head.decode("ascii", "replace").strip()] = os.fsdecode(name)
-                names.update(dict.fromkeys(lineage.values()))
-        out = self.repo.git("--literal-pathspecs", "log", "--format=%H", f"-n{limit}", "--",
-                            *names)
-        commits = out.decode("ascii", "replace").split()
+        while follow:
+            lineages, chains = {}, []
+            for path in paths:
+                lineage, chain = self._lineage(path, log)
+                if lineage:
+                    lineages[path] = lineage
+                    chains += chain
+            if all(name in probe for name in chains):
+                break
+            probe.update(dict.fromkeys(chains))
+            log = self._touched(list(probe), limit)
+        # the names the files had at the commits listed (not a name only probed for), as
+        # ``git log --follow`` would list them
+        names = dict.fromkeys([*paths, *(n for lineage in lineages.values()
+                                          for n in lineage.values())])
+        if names.keys() != probe.keys():
+            log = self._touched(list(names), limit)
+        commits = [commit for commit, _ in log]
         timeline: list[tuple[str, dict[str, str]]] = []
         # each file's name at a commit: the name at its nearest commit of its own at or
         # before it (between two of them the file kept the older one's name)
@@ -855,6 +867,71 @@ class HistoryIndex:
                     where[path] = lineages[path][commits[own[at[path]]]]
             timeline.append((commit, where))
         return timeline
+
+    def _touched(self, names: Sequence[str], limit: int) -> list[tuple[str, dict[str, str]]]:
+        """``git log -n<limit> -- names``: the newest ``limit`` commits touching any of
+        ``names``, newest first (git's order), each with the status (``A``, ``M``, ``D``...,
+        renames not paired) of each of those names it changed against its parent (none for a
+        merge). Read once per set of names."""
+        key = (frozenset(names), limit)
+        known = self._logs.get(key)
+        if known is not None:
+            return known
+        out = self.repo.git("--literal-pathspecs", "log", f"--format={_MARK}%H", "--root",
+                            "--name-status", "--no-renames", "-z", f"-n{limit}", "--",
+                            *names)
+        log: list[tuple[str, dict[str, str]]] = []
+        for record in out.split(_SEPARATOR)[1:]:
+            head, _, listed = record.partition(b"\0")
+            fields = listed.lstrip(b"\n").split(b"\0")  # status, name, status, name...
+            log.append((head.decode("ascii", "replace"), {
+                os.fsdecode(fields[i + 1]): fields[i].decode("ascii", "replace")
+                for i in range(0, len(fields) - 1, 2)}))
+        self._logs[key] = log
+        return log
+
+    def _lineage(self, path: str, log: Sequence[tuple[str, dict[str, str]]]
+                 ) -> tuple[dict[str, str], list[str]]:
+        """What ``git log --follow -- path`` names ``path`` at each commit of ``log`` (the
+        log of its names, :meth:`_touched`) that touched the file, and the names it had,
+        newest first; nothing where it never had another name.
+
+        As ``--follow`` does, the file keeps its name back to a commit that created it,
+        where git's rename detection for ``--follow`` (:meth:`_follow_source`) finds the file
+        it came from; older commits are followed under that file's name. Only a file some
+        commit moved into place (:meth:`moved_in`) is followed."""
+        lineage: dict[str, str] = {}
+        chain = [path]
+        for commit, changed in log:
+            status = changed.get(chain[-1])
+            if status is None:
+                continue
+            lineage[commit] = chain[-1]
+            source = self._follow_source(commit, chain[-1]) if status == "A" else None
+            if source is not None:
+                if len(chain) == 1 and not self.moved_in(path, ever=True):
+                    return {}, []
+                chain.append(source)
+        return (lineage, chain) if len(chain) > 1 else ({}, [])
+
+    def _follow_source(self, commit: str, name: str) -> str | None:
+        """The file ``git log --follow -- name`` continues with at ``commit``, which created
+        ``name`` (git's own rename detection for ``--follow``, on that commit alone), or
+        None where it found none there."""
+        key = (commit, name)
+        if key in self._sources:
+            return self._sources[key]
+        out = self.repo.git("--literal-pathspecs", "log", "--follow", "-n1", "--name-status",
+                            "-z", f"--format={_MARK}%H", commit, "--", name)
+        source: str | None = None
+        for record in out.split(_SEPARATOR)[1:]:
+            head, _, listed = record.partition(b"\0")
+            fields = listed.lstrip(b"\n").split(b"\0")
+            if (head.decode("ascii", "replace") == commit and len(fields) >= 3
+                    and fields[0][:1] in (b"R", b"C") and fields[2] == os.fsencode(name)):
+                source = os.fsdecode(fields[1])
+        self._sources[key] = source
+        return source
 
     def _descends(self, commit: str, ancestor: str) -> bool:
         try:
