@@ -13,6 +13,7 @@ import warnings
 import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from functools import partial
 from typing import cast
 
 from hookguard.model.records import (
@@ -361,7 +362,7 @@ class _MethodScanner:
         self.exits: tuple[str, ...] = ()  # early exits passed so far in the method's own body
         # the tests of the branches around the statement walked (``if``, ``while``, ``except``,
         # ``case``), innermost last, whatever they read: a call there runs only when it holds
-        self.branches: list[str] = []
+        self.branches: list[_Test] = []
         self.refuses = False  # ``raise NotImplementedError`` somewhere in the method's own body
         self.typed_funcs: set[int] = set()  # ids of the callees of calls on narrowed names
 
@@ -373,8 +374,9 @@ class _MethodScanner:
                 exits.append(ast.unparse(stmt.test))
                 self.exits = tuple(exits)  # what the calls after it run past
 
-    def _branch(self, test: str, body: Iterable[ast.stmt], condition: str | None) -> None:
-        self.branches.append(_shortened(test))
+    def _branch(self, test: Callable[[], str], body: Iterable[ast.stmt],
+                condition: str | None) -> None:
+        self.branches.append(_Test(test))
         for child in body:
             self._stmt(child, condition)
         self.branches.pop()
@@ -382,7 +384,7 @@ class _MethodScanner:
     def _stmt(self, stmt: ast.stmt, condition: str | None) -> None:
         if isinstance(stmt, ast.While):
             self._expr(stmt.test, condition)
-            self._branch(ast.unparse(stmt.test), stmt.body, condition)
+            self._branch(partial(ast.unparse, stmt.test), stmt.body, condition)
             for child in stmt.orelse:
                 self._stmt(child, condition)
             return
@@ -393,16 +395,14 @@ class _MethodScanner:
             for handler in tried.handlers:
                 if handler.type is not None:
                     self._expr(handler.type, condition)
-                raised = ast.unparse(handler.type) if handler.type is not None else "anything"
-                self._branch(f"{raised} is raised", handler.body, condition)
+                self._branch(partial(_raised, handler.type), handler.body, condition)
             return
         if isinstance(stmt, ast.Match):
             self._expr(stmt.subject, condition)
-            subject = ast.unparse(stmt.subject)
             for case in stmt.cases:
                 if case.guard is not None:
                     self._expr(case.guard, condition)
-                self._branch(f"{subject} matches {ast.unparse(case.pattern)}", case.body,
+                self._branch(partial(_matches, stmt.subject, case.pattern), case.body,
                              condition)
             return
         if isinstance(stmt, ast.If):
@@ -414,8 +414,7 @@ class _MethodScanner:
             narrowed = _isinstance_narrowing(stmt.test)
             saved = {name: self.narrowed.get(name) for name in narrowed}
             self.narrowed.update(narrowed)
-            written = ast.unparse(stmt.test)
-            self._branch(written, stmt.body, inner)
+            self._branch(partial(ast.unparse, stmt.test), stmt.body, inner)
             for name, previous in saved.items():
                 if previous is None:
                     self.narrowed.pop(name, None)
@@ -426,7 +425,7 @@ class _MethodScanner:
                 negated if condition is None or negated is None else f"{condition} and {negated}"
             )
             if stmt.orelse:
-                self._branch(f"not ({written})", stmt.orelse, inner_else)
+                self._branch(partial(_negated, stmt.test), stmt.orelse, inner_else)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             # Nested code may never run: it references names but sets no state here.
@@ -656,13 +655,42 @@ class _MethodScanner:
                 condition=condition,
                 explicit_base=explicit,
                 exits=self.exits,
-                branch=self.branches[-1] if self.branches else None,
+                branch=self.branches[-1].text() if self.branches else None,
             )
         )
 
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar")
                                                else ()))  # (``except*``: 3.11 on)
+
+
+class _Test:
+    """A branch's test, written out (``ast.unparse``) only when a call recorded under it
+    asks, once: most branches hold no such call, and writing every test out cost diffusers'
+    extraction 46 704 ``unparse`` calls."""
+
+    __slots__ = ("_text", "_write")
+
+    def __init__(self, write: Callable[[], str]) -> None:
+        self._write = write
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = _shortened(self._write())
+        return self._text
+
+
+def _raised(kind: ast.expr | None) -> str:
+    return f"{ast.unparse(kind) if kind is not None else 'anything'} is raised"
+
+
+def _matches(subject: ast.expr, pattern: ast.pattern) -> str:
+    return f"{ast.unparse(subject)} matches {ast.unparse(pattern)}"
+
+
+def _negated(test: ast.expr) -> str:
+    return f"not ({ast.unparse(test)})"
 
 
 def _shortened(text: str, limit: int = 120) -> str:
