@@ -58,6 +58,7 @@ class References:
     _narrowing: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
     _self_users: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
     _opened: dict[str, str] | None = field(default=None, repr=False)
+    _member_callers: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
 
     def opened(self, info: ClassInfo) -> str | None:
         """Where a class in ``info``'s MRO is given methods by ``setattr(Cls, <computed
@@ -138,6 +139,30 @@ class References:
         line = project.mro(info)
         return any(node in line for node in narrowed)
 
+    def member_reaches(self, name: str, info: ClassInfo) -> bool:
+        """Whether code outside test files calls ``name`` on a member its class declares or
+        constructs as a class of ``info``'s line (``self.scheduler.metric_names()`` with
+        ``scheduler: TrialScheduler``): the member may hold an ``info``, whatever classes
+        outside the line define the name too (syne-tune: first contact, round 30)."""
+        project = self.project
+        if project is None:
+            return False
+        if self._member_callers is None:
+            self._member_callers = {}
+            for holder in project.classes.values():
+                if holder.record.member_calls and not is_test_file(holder.file.path):
+                    for called in holder.record.member_calls:
+                        self._member_callers.setdefault(called, []).append(holder)
+        line = project.mro(info)
+        for holder in self._member_callers.get(name, ()):
+            members = [call.explicit_base for method in holder.record.methods.values()
+                       for call in method.calls
+                       if call.receiver == "member" and call.name == name]
+            for held in _member_classes(project, holder, members):
+                if held in line or info in project.mro(held):
+                    return True
+        return False
+
     def used_elsewhere(self, name: str, info: ClassInfo) -> bool:
         """Whether ``name`` is a step of other classes' code: classes outside ``info``'s line
         use it on ``self``, none in the line does, and the code that drives it from outside
@@ -194,6 +219,24 @@ class References:
             return (Hedge.OTHER_RECEIVERS,
                     f"'{name}' is referenced as an attribute outside the class")
         return None
+
+
+def _member_classes(
+    project: Project, holder: ClassInfo, members: Iterable[str | None]
+) -> Iterator[ClassInfo]:
+    """The classes ``holder``'s line declares (an annotation) or constructs into each of
+    ``self.<members>``, where they resolve to classes of the checkout."""
+    wanted = {m for m in members if m}
+    for node in project.mro(holder):
+        if not isinstance(node, ClassInfo) or not wanted:
+            continue
+        written = [node.record.members[m] for m in wanted if m in node.record.members]
+        written += [c for m in wanted for c in node.record.constructed.get(m, ())]
+        for name in written:
+            found = project.resolve_name(node.file, name.removesuffix("()"),
+                                         scope=node.record.qualname)
+            if isinstance(found, ClassInfo):
+                yield found
 
 
 def base_hedge(hidden: External) -> Hedge:

@@ -593,6 +593,16 @@ def _placeholder(method: MethodRecord) -> bool:
     return method.is_abstract or method.raises_only
 
 
+def _shapeless(method: MethodRecord) -> bool:
+    """Whether the hook's definition states no call shape: it takes any positional arguments
+    and requires none beyond the instance (``def forward(self, *args)``, ``def on_event(self,
+    *args, **kwargs): pass``), so only its callers say what an override is passed."""
+    params = method.params[1:] if method.kind is not MethodKind.STATIC else method.params
+    return any(p.kind is ParamKind.VAR_POSITIONAL for p in params) and not any(
+        p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD,
+                   ParamKind.KEYWORD_ONLY) and not p.has_default for p in params)
+
+
 def _declares(method: MethodRecord) -> bool:
     """Whether ``method``'s signature is an interface callers are held to: a concrete method,
     or an abstract one that spells its parameters out (``def merge(self, *args): raise ...``
@@ -623,8 +633,14 @@ def _proves(
 
     It does not when the caller picks between call shapes and another of its calls fits (the
     shapes belong to different subclass families, or to TorchScript and eager mode); when the
-    call does not fit the hook ``ancestor`` itself resolves to either (a dead or broken caller,
-    not drift); or when its ``if`` reads a flag the subclass side sets (``_USE_BASE = False``).
+    hook's own definition states no call shape (:func:`_shapeless`) and another method of the
+    base's line calls it, the same way, in a shape the override takes (the base's methods
+    serve different subclass families: cogdl's ``BaseModel.predict`` passes ``(x,
+    edge_index)`` and its ``graph_classification_loss`` passes ``(batch)`` to a ``forward(self,
+    *args)`` placeholder; first contact, round 30); when the call does not fit the hook
+    ``ancestor`` itself resolves to either (a dead or broken caller, not drift); or when its
+    ``if`` reads a flag the subclass side sets (``_USE_BASE = False``). A call the change
+    under review adds is written to run, whatever other shapes there are.
     """
     if any(
         other.name == call.name and other is not call and other.receiver == call.receiver
@@ -635,8 +651,16 @@ def _proves(
     own: Node | None = ancestor
     if call.name not in ancestor.record.methods:
         own = project.defining_ancestor(ancestor, call.name)
+    definition = own.method(call.name) if isinstance(own, ClassInfo) else None
+    if not added and (definition is None or _shapeless(definition)) and any(
+        other.name == call.name and other.receiver == call.receiver
+        and bind(other, override, unbound=_unbound(other, override)).ok
+        for node in project.mro(ancestor) if isinstance(node, ClassInfo)
+        for method in node.record.methods.values() if method is not caller
+        for other in method.calls
+    ):
+        return False
     if isinstance(own, ClassInfo):
-        definition = own.method(call.name)
         # A base definition a decorator may wrap (``@return_future`` adds the callback) says
         # nothing about what its callers pass; an override wrapped the same way has its shape.
         wrapper = _wrapping_decorator(definition) if definition is not None else None

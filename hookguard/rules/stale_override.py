@@ -273,7 +273,8 @@ class StaleOverride(Rule):
             name, ctx.family(info), lambda other: self._defined_in_line(ctx, info, other)
         ) is not None:
             return True  # ``obj.name(...)`` outside the class: live code
-        return refs.typed_reaches(name, info)  # ``if isinstance(x, Base): x.name(...)``
+        # ``if isinstance(x, Base): x.name(...)``, ``self.member.name()`` (``member: Base``)
+        return refs.typed_reaches(name, info) or refs.member_reaches(name, info)
 
     @staticmethod
     def _defined_in_line(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
