@@ -353,6 +353,10 @@ class _MethodScanner:
         self.reads: set[str] = set()
         self.calls: list[CallSite] = []
         self.refs: set[str] = set()
+        # ``self.X`` loaded other than as a call's callee (``show_callback=self.on_show``): the
+        # method handed to other code as a value
+        self.handed: set[str] = set()
+        self.callees: set[int] = set()  # ids of the ``self.X`` nodes that are called
         self.prefixes: set[str] = set()
         self.guarded: set[str] = set()
         self.looked_up: set[str] = set()  # variables given to getattr(self, <variable>)
@@ -573,11 +577,15 @@ class _MethodScanner:
             self.refs.add(node.attr)
         elif self._is_receiver(node.value):
             self.refs.add(node.attr)
-            if isinstance(node.ctx, ast.Load) and self._is_self(node.value):
-                self.reads.add(node.attr)
+            if isinstance(node.ctx, ast.Load):
+                if self._is_self(node.value):
+                    self.reads.add(node.attr)
+                if id(node) not in self.callees:
+                    self.handed.add(node.attr)
 
     def _any_call(self, node: ast.Call, condition: str | None) -> None:
         if isinstance(node.func, ast.Attribute):
+            self.callees.add(id(node.func))  # (the call is walked before its callee)
             self._call(node, condition)
         elif (
             isinstance(node.func, ast.Name)
@@ -891,6 +899,7 @@ class _FileExtractor:
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
         recursion: tuple[set[str], set[str]] = (set(), set())
+        handed: set[str] = set()
         members: dict[str, str | None] = {}
         constructed: dict[str, set[str]] = {}
         returned: dict[str, str] = {}  # property -> the member it returns
@@ -903,7 +912,7 @@ class _FileExtractor:
                 # classes a method defines (a test's own subclass): ``C.test.<locals>.MyNS``
                 self._walk_scope(stmt.body, f"{qualname}.{stmt.name}.<locals>.", True)
                 method = self._method(stmt, refs, prefixes, members, constructed, returned,
-                                      recursion)
+                                      recursion, handed)
                 if method is None:
                     continue
                 existing = methods.get(method.name)
@@ -914,6 +923,9 @@ class _FileExtractor:
                 attributes.add(stmt.name)
                 self._class(stmt, f"{qualname}.", in_function)
             else:
+                # ``readOnly = property(fget=isReadOnly)``: a method handed on as a value
+                handed.update(n.id for n in ast.walk(stmt)
+                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
                 bound = list(_bound_names(stmt))
                 flag = _literal_flag(stmt)
                 for name in bound:
@@ -928,6 +940,7 @@ class _FileExtractor:
         )
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
+        record.handed = frozenset(handed & methods.keys() if handed else ())
         record.recursive = frozenset(recursion[0] - recursion[1])
         record.self_prefixes = frozenset(prefixes)
         for prop, attr in returned.items():
@@ -955,6 +968,7 @@ class _FileExtractor:
         class_constructed: dict[str, set[str]],
         returned: dict[str, str],
         recursion: tuple[set[str], set[str]],
+        class_handed: set[str],
     ) -> MethodRecord | None:
         decorators = tuple(
             dotted_name(d.func if isinstance(d, ast.Call) else d) or "?"
@@ -1001,6 +1015,7 @@ class _FileExtractor:
             itself.add(node.name)
         others.update(scanner.refs - {node.name})
         class_refs.update(scanner.refs)
+        class_handed.update(scanner.handed)
         class_prefixes.update(scanner.prefixes)
         if scanner.looked_up & scanner.rebound:
             self.rebinding.add(id(node))

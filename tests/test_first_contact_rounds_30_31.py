@@ -1,4 +1,4 @@
-"""The evidence shapes first-contact round 30 showed to be no proof, each with cases that must
+"""The evidence shapes first-contact rounds 30 and 31 showed to be no proof, each with cases that must
 fire (the proof holds) and cases that must not be an error: minimal fixtures written from the
 description, not copies of the repositories."""
 
@@ -129,3 +129,75 @@ def test_a_call_on_a_member_typed_as_an_unrelated_class_proves_nothing_for_the_o
     found = _scheduler(git_repo(), "ExperimentResult")
     finding = found["HG001 pkg.median.MedianStoppingRule.metric_names"]
     assert finding.severity is Severity.ERROR  # type: ignore[attr-defined]
+
+
+# -- round 31, a. a method handed on as a value (nicotine-plus, Uranium) ----------------------
+
+DIALOG = """
+class Dialog:
+    def __init__(self, show_callback=None):
+        self.show_callback = show_callback
+
+    def show(self):
+        self.on_show()
+
+    def on_show(self, *args):
+        if self.show_callback is not None:
+            self.show_callback(self)
+"""
+WISHLIST = """
+from pkg.dialogs import Dialog
+
+
+class WishList(Dialog):
+    def __init__(self):
+        super().__init__(CALLBACK)
+
+    def on_show(self, *args):
+        self.shown = True
+
+    def on_close(self):
+        self.shown = False
+"""
+
+
+def _renamed_dialog(repo: GitRepo, callback: str) -> dict[str, object]:
+    repo.commit("dialogs", {"pkg/__init__.py": "", "pkg/dialogs.py": DIALOG,
+                            "pkg/wishlist.py": WISHLIST.replace("CALLBACK", callback)})
+    repo.commit("rename Dialog.on_show to _on_show", {
+        "pkg/dialogs.py": DIALOG.replace("on_show", "_on_show")})
+    return dict(audited(repo))
+
+
+def test_a_method_handed_on_as_a_callback_runs_where_it_is_called(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """``show_callback=self.on_show``: the renamed ``_on_show`` calls it on every show, so
+    "rename it to _on_show" would break the dialog."""
+    found = _renamed_dialog(git_repo(), "show_callback=self.on_show")
+    assert "HG001 pkg.wishlist.WishList.on_show" not in found
+
+
+def test_a_method_named_in_the_class_body_is_handed_on(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """``shown = property(fget=on_show)`` (Uranium's ``readOnly``): a getter runs on every
+    read."""
+    repo = git_repo()
+    wishlist = WISHLIST.replace("CALLBACK", "") + "\n    shown_now = property(fget=on_show)\n"
+    repo.commit("dialogs", {"pkg/__init__.py": "", "pkg/dialogs.py": DIALOG,
+                            "pkg/wishlist.py": wishlist})
+    repo.commit("rename Dialog.on_show to _on_show", {
+        "pkg/dialogs.py": DIALOG.replace("on_show", "_on_show")})
+    assert "HG001 pkg.wishlist.WishList.on_show" not in audited(repo)
+
+
+@pytest.mark.parametrize("callback", [
+    "",  # handed nowhere
+    "show_callback=self.on_close",  # another method handed on
+])
+def test_an_override_not_handed_on_is_still_stale(
+    git_repo: Callable[..., GitRepo], callback: str,
+) -> None:
+    found = _renamed_dialog(git_repo(), callback)
+    assert found["HG001 pkg.wishlist.WishList.on_show"].severity is Severity.ERROR  # type: ignore[attr-defined]
