@@ -300,6 +300,7 @@ def _audit(targets: Sequence[Path], options: Options) -> AuditResult:
     if use_history and workspace.repo is not None:  # (after the state: asked afresh each run)
         findings = mark_unloadable(findings, unloadable(
             checkout, needs_loading(findings), workspace.repo.deleted_module,
+            workspace.repo.removed_definition,
             lambda record: audited_text(workspace.root, record.path, record.content_key)))
     findings = once_per_file(workspace.root, [f for f in findings if in_scope(f.path, scopes)])
     errors = [e for e in input_errors(checkout) if in_scope(e.path, scopes)]

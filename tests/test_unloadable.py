@@ -175,22 +175,31 @@ def test_errors_keep_their_level(git_repo: Callable[..., GitRepo]) -> None:
 # -- a name the module never spells ------------------------------------------------------------
 
 UTIL = "import logging\n\nlogger = logging.getLogger(__name__)\n"
+LOG = "\n\ndef log(message):\n    logger.info(message)\n"
+
+
+def _log_removed(repo: GitRepo, util: str, extra: dict[str, str] | None = None) -> None:
+    """``pkg.util`` defines ``log``; ``pkg/sub.py`` imports it; then a commit leaves
+    ``pkg/util.py`` as ``util``."""
+    repo.commit("util", {"pkg/__init__.py": "", "pkg/util.py": UTIL + LOG})
+    _with_import(repo, "from pkg.util import log\n", extra)
+    repo.commit("remove log", {"pkg/util.py": util})
 
 
 @pytest.mark.parametrize("util", [
     UTIL,
     UTIL + "from pkg.more import *\n",  # what a star import gives is read too
 ])
-def test_a_name_the_module_never_spells_makes_the_file_unloadable(
+def test_a_name_whose_definition_a_commit_removed_makes_the_file_unloadable(
     git_repo: Callable[..., GitRepo], util: str,
 ) -> None:
     repo = git_repo()
-    _with_import(repo, "from pkg.util import log\n", {
-        "pkg/util.py": util, "pkg/more.py": "def save():\n    pass\n"})
+    _log_removed(repo, util, {"pkg/more.py": "def save():\n    pass\n"})
     found = audited(repo)[KEY]
     assert found.evidence["hedges"] == [Hedge.EXTERNAL_BASE.value, Hedge.UNLOADABLE.value]
-    assert found.evidence["unloadable"] == (
-        "it imports log from pkg.util (line 1), which never names log")
+    assert found.evidence["unloadable"].startswith(
+        "it imports log from pkg.util (line 1), which no longer defines it since ")
+    assert found.evidence["unloadable"].endswith("(remove log)")
 
 
 @pytest.mark.parametrize("util", [
@@ -205,25 +214,74 @@ def test_a_module_that_may_bind_the_name_proves_nothing(
     git_repo: Callable[..., GitRepo], util: str,
 ) -> None:
     repo = git_repo()
+    _log_removed(repo, util, {"pkg/more.py": "def log():\n    pass\n"})
+    assert KEY in warnings_of(audit_json(repo.root))
+
+
+def test_a_name_the_module_never_defined_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """zipline's ``api``: its functions are given to it by ``setattr(zipline.api, ...)`` in
+    another module, and its text never spells them; no commit took a definition away."""
+    repo = git_repo()
     _with_import(repo, "from pkg.util import log\n", {
-        "pkg/util.py": util, "pkg/more.py": "def log():\n    pass\n"})
+        "pkg/util.py": UTIL,
+        "pkg/register.py": "import pkg.util\n\nsetattr(pkg.util, 'log', print)\n"})
+    assert KEY in warnings_of(audit_json(repo.root))
+
+
+def test_a_dunder_name_proves_nothing(git_repo: Callable[..., GitRepo]) -> None:
+    """``from .config import __doc__`` (GPflow): every module has one, spelled or not."""
+    repo = git_repo()
+    repo.commit("util", {"pkg/__init__.py": "", "pkg/util.py": UTIL + "__doc__ = 'x'\n"})
+    _with_import(repo, "from pkg.util import __doc__\n")
+    repo.commit("no docstring", {"pkg/util.py": UTIL})
     assert KEY in warnings_of(audit_json(repo.root))
 
 
 def test_a_name_from_a_package_proves_nothing(git_repo: Callable[..., GitRepo]) -> None:
     """``from pkg.tools import log``: ``log`` may be a submodule a build writes."""
     repo = git_repo()
-    _with_import(repo, "from pkg.tools import log\n", {"pkg/tools/__init__.py": UTIL})
+    repo.commit("tools", {"pkg/__init__.py": "", "pkg/tools/__init__.py": UTIL + LOG})
+    _with_import(repo, "from pkg.tools import log\n")
+    repo.commit("remove log", {"pkg/tools/__init__.py": UTIL})
     assert KEY in warnings_of(audit_json(repo.root))
 
 
 def test_the_text_read_is_the_text_audited(git_repo: Callable[..., GitRepo]) -> None:
     """A module edited to spell the name is read as edited (uncommitted, too)."""
     repo = git_repo()
-    _with_import(repo, "from pkg.util import log\n", {"pkg/util.py": UTIL})
+    _log_removed(repo, UTIL)
     assert KEY not in warnings_of(cached_json(repo.root))
     Path(repo.root / "pkg/util.py").write_text(UTIL + "log = logger.info\n")
     assert KEY in warnings_of(cached_json(repo.root))
+
+
+def test_a_module_built_from_a_source_elsewhere_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """enaml: ``enaml/core/funchelper.py`` deleted when the extension became required; the
+    extension ``enaml.core.funchelper`` is built from ``enaml/src/funchelper.cpp``."""
+    repo = git_repo()
+    _deleted_helpers(repo, "from pkg.helpers import thing\n")
+    repo.commit("extension", {"src/helpers.cpp": "// the module, in C++\n"})
+    assert KEY in warnings_of(audit_json(repo.root))
+
+
+def test_a_package_found_only_from_another_folder_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """gluonts' ``nursery/SCott`` scripts import the installed ``pts``; the checkout's ``pts``
+    lies in ``nursery/robust-mts-attack/``, found only when run from there."""
+    repo = git_repo()
+    repo.commit("nursery", {"nursery/attack/pts/__init__.py": "",
+                            "nursery/attack/pts/gone.py": "x = 1\n",
+                            "nursery/scott/run.py": "from pts.gone import x\n" + SUB})
+    _lost_hook(repo, "class Base(Callback):\n", "class Base(Callback):\n")
+    (repo.root / "nursery/attack/pts/gone.py").unlink()
+    repo.commit("drop gone")
+    shown = warnings_of(audit_json(repo.root))
+    assert any(k.endswith("Sub.on_epoch_end") and "run" in k for k in shown), shown.keys()
 
 
 def test_a_relative_import_past_the_named_top_proves_nothing(

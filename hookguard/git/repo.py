@@ -73,6 +73,7 @@ class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._boundary: str | None = None
+        self._stems: frozenset[str] | None = None  # see :meth:`deleted_module`
 
     @classmethod
     def discover(cls, path: Path) -> Repo | None:
@@ -256,18 +257,20 @@ class Repo:
     def deleted_module(self, stem: str) -> str | None:
         """``short (subject)`` of the commit that deleted the module at ``stem``
         (``pkg/sub/name``: its ``name.py`` or its ``name/__init__.py``), when ``HEAD``'s tree
-        has no entry of that name in its folder (no ``name``, no ``name.<suffix>``: a module
-        in any form, a package, an extension) and no ``.gitignore`` of ``HEAD`` may ignore
-        it (:func:`may_ignore`: a module deleted to be generated, as a ``_version.py`` handed
-        to setuptools-scm); None otherwise, when no commit deleted it (never committed:
-        generated, built), or when git cannot tell. Only ``HEAD`` is read, so the answer
-        changes with it alone."""
-        folder, _, name = stem.rpartition("/")
+        has no file or folder called ``name`` or ``name.<suffix>`` anywhere (a module in any
+        form, a package, an extension or its source, wherever a build takes it from:
+        enaml's ``enaml/src/funchelper.cpp`` builds ``enaml.core.funchelper``) and no
+        ``.gitignore`` of ``HEAD`` may ignore it (:func:`may_ignore`: a module deleted to be
+        generated, as a ``_version.py`` handed to setuptools-scm); None otherwise, when no
+        commit deleted it (never committed: generated, built), or when git cannot tell. Only
+        ``HEAD`` is read, so the answer changes with it alone."""
+        name = stem.rpartition("/")[2]
         try:
-            listing = self.git("--literal-pathspecs", "ls-tree", "-z", "--name-only", "HEAD",
-                               "--", f"{folder}/" if folder else ".")
-            entries = os.fsdecode(listing).split("\0")
-            if any(e.rpartition("/")[2].split(".")[0] == name for e in entries if e):
+            if self._stems is None:
+                listing = os.fsdecode(self.git("ls-tree", "-r", "-t", "-z", "--name-only",
+                                               "HEAD")).split("\0")
+                self._stems = frozenset(e.rpartition("/")[2].split(".")[0] for e in listing)
+            if name in self._stems:
                 return None
             out = self.git("--literal-pathspecs", "log", "-1", "--diff-filter=D",
                            "--format=%h (%s)", "HEAD", "--", f"{stem}.py",
@@ -288,6 +291,21 @@ class Repo:
             if may_ignore(os.fsdecode(rules), (f"{below}.py", f"{below}/__init__.py")):
                 return None
         return commit
+
+    def removed_definition(self, path: str, name: str) -> str | None:
+        """``short (subject)`` of the newest commit that added or removed a line of the file
+        at ``path`` defining ``name`` at module level (``def name``, ``class name``, ``name =``,
+        ``name:``), reading ``HEAD``'s history of that path; None when none did or git cannot
+        tell. Asked about a name ``HEAD``'s file never spells, that commit removed it."""
+        word = re.escape(name)
+        pattern = (rf"^(async[[:space:]]+)?(def|class)[[:space:]]+{word}([^[:alnum:]_]|$)"
+                   rf"|^{word}[[:space:]]*[:=]")  # (``-G`` reads an extended expression)
+        try:
+            out = self.git("--literal-pathspecs", "log", "-1", "--format=%h (%s)",
+                           f"-G{pattern}", "HEAD", "--", path)
+        except GitError:
+            return None
+        return out.decode(errors="replace").strip() or None
 
     def last_commit(self, rev_range: str, path: str) -> str:
         """``short (subject)`` of the newest commit in ``rev_range`` touching ``path``."""

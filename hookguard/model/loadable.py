@@ -3,16 +3,20 @@ function (:attr:`FileRecord.needed_modules`, :attr:`FileRecord.needed_names`), t
 
 Such a file raises ``ImportError`` on import, so none of its classes ever exists and a warning
 about one is moot. The proofs (``docs/design.md``, "What a warning claims", ``unloadable``),
-each about a module of the checkout, never one installed:
+each about a module whose identity is sure (its top is a package of the checkout, not named
+by the standard library, that the importing file finds from where it lies), never one
+installed:
 
-- the module it imports lies under a package of the checkout, no file of the checkout gives
-  it, and git shows it gone: ``HEAD``'s tree has no entry of its name in its package's folder
-  (no ``.py``, no extension module, no package), and a commit deleted it. A module never
-  committed (a generated ``_version.py``, a build output) has no deleting commit, so its
-  absence proves nothing;
+- the module is gone: no file of the checkout gives it, ``HEAD``'s tree holds no file or
+  folder of its name in any form anywhere (a ``.py``, an extension, a C++ source a build
+  turns into it), no ``.gitignore`` of ``HEAD`` may ignore it, and a commit deleted it. A
+  module never committed (a generated ``_version.py``, a build output) has no deleting
+  commit, so its absence proves nothing;
 - ``from module import name``, where ``module`` is a plain module of the checkout whose text
   never spells ``name``, holds nothing that binds names unspelled (a module ``__getattr__``,
-  ``globals()``, ``setattr``, ``exec``, ...), and star-imports only such modules.
+  ``globals()``, ``setattr``, ``exec``, ...), star-imports only such modules, and lost a
+  module-level definition of ``name`` in a commit (a name it never defined may be given to
+  it from elsewhere: zipline's ``api``). Dunder names are never proved missing.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def missing_modules(
     mirrored = project.mirrored_modules()
     for module, line in record.needed_modules:
         parts = module.split(".")
-        top = _own_package(project, parts[0])
+        top = _own_package(project, parts[0], path)
         if module in present or top is None or len(parts) < 2:
             continue
         folder = top.path.rsplit("/", 1)[0] if "/" in top.path else ""
@@ -58,28 +62,35 @@ def unloadable(
     project: Project,
     paths: Collection[str],
     deleted: Callable[[str], str | None],
+    removed: Callable[[str, str], str | None],
     text: Callable[[FileRecord], str | None],
 ) -> dict[str, str]:
     """For each of ``paths`` that cannot load, why (``it imports pkg.gone (line 3), which
-    abc1234 (subject) deleted``). ``deleted(stem)`` is git's answer: the commit that deleted
-    the module at ``stem``, when ``HEAD`` has no entry for it; else None. ``text(record)`` is
-    the text a record was built from, or None when that text cannot be read."""
+    abc1234 (subject) deleted``). Git's answers: ``deleted(stem)``, the commit that deleted
+    the module at ``stem`` when ``HEAD`` has it in no form; ``removed(path, name)``, the
+    commit that last added or removed a module-level definition of ``name`` in the file at
+    ``path``. ``text(record)`` is the text a record was built from, or None when that text
+    cannot be read."""
     present = present_modules(project)
     reasons: dict[str, str] = {}
-    answers: dict[str, str | None] = {}
+    answers: dict[tuple[str, str], str | None] = {}
     for path in sorted(paths):
         for module, line, stem in missing_modules(project, path, present):
-            if stem not in answers:
-                answers[stem] = deleted(stem)
-            commit = answers[stem]
+            if (stem, "") not in answers:
+                answers[stem, ""] = deleted(stem)
+            commit = answers[stem, ""]
             if commit is not None:
                 reasons[path] = f"it imports {module} (line {line}), which {commit} deleted"
                 break
         else:
-            for module, name, line in missing_names(project, path, text):
-                reasons[path] = (f"it imports {name} from {module} (line {line}), "
-                                 f"which never names {name}")
-                break
+            for module, name, line, source in missing_names(project, path, text):
+                if (source, name) not in answers:
+                    answers[source, name] = removed(source, name)
+                commit = answers[source, name]
+                if commit is not None:
+                    reasons[path] = (f"it imports {name} from {module} (line {line}), which "
+                                     f"no longer defines it since {commit}")
+                    break
     return reasons
 
 
@@ -93,16 +104,25 @@ _DYNAMIC_NAMESPACE = re.compile(
 
 def missing_names(
     project: Project, path: str, text: Callable[[FileRecord], str | None]
-) -> Iterator[tuple[str, str, int]]:
-    """``(module, name, line)`` for each ``from module import name`` of the file at ``path``
-    (unconditional, at module level) that ``module`` cannot give (:func:`_may_give`)."""
+) -> Iterator[tuple[str, str, int, str]]:
+    """``(module, name, line, module's path)`` for each ``from module import name`` of the
+    file at ``path`` (unconditional, at module level) that ``module`` cannot give
+    (:func:`_may_give`). A dunder name (``__doc__``, ``__version__``...) is left out: every
+    module has some without spelling them. That a commit took the name's definition away is
+    git's to show (:func:`unloadable`): a module whose namespace other code fills
+    (zipline's ``api``, given its functions by ``setattr(zipline.api, ...)`` elsewhere)
+    never defined it."""
     record = project.files.get(path)
     if record is None:
         return
     mirrored = project.mirrored_modules()
     for module, name, line in record.needed_names:
-        if not _may_give(project, module, name, text, mirrored, set()):
-            yield module, name, line
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        source = project.modules.get(module)
+        if source is not None and not _may_give(project, module, name, text, mirrored, set(),
+                                                path):
+            yield module, name, line, source.path
 
 
 def _may_give(
@@ -112,35 +132,42 @@ def _may_give(
     text: Callable[[FileRecord], str | None],
     mirrored: frozenset[str],
     seen: set[str],
+    importer: str,
 ) -> bool:
     """Whether ``module`` may have ``name`` once loaded: False only when it is a plain module of
     the checkout (no package, whose submodules may be built; no name another module stands
-    for), its text (``text(record)``) never spells ``name`` as a word, nothing in it binds
-    names unspelled (:data:`_DYNAMIC_NAMESPACE`), and each module it star-imports is such a
-    module too."""
+    for; its top package surely the one ``importer`` finds), its text (``text(record)``)
+    never spells ``name`` as a word, nothing in it binds names unspelled
+    (:data:`_DYNAMIC_NAMESPACE`), and each module it star-imports is such a module too."""
     if module in seen:
         return False  # (a cycle of star imports: what the others give is asked there)
     seen.add(module)
     source = project.modules.get(module)
     if (source is None or source.is_package or source.error is not None
-            or _own_package(project, module.split(".")[0]) is None
+            or _own_package(project, module.split(".")[0], importer) is None
             or any(m in mirrored for m in _with_packages(source))):
         return True
     body = text(source)
     if (body is None or _DYNAMIC_NAMESPACE.search(body)
             or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
         return True
-    return any(_may_give(project, star, name, text, mirrored, seen)
+    return any(_may_give(project, star, name, text, mirrored, seen, importer)
                for star in source.star_imports)
 
 
-def _own_package(project: Project, name: str) -> FileRecord | None:
+def _own_package(project: Project, name: str, importer: str) -> FileRecord | None:
     """The ``__init__.py`` of the checkout's top package ``name``, where an import of
-    ``name`` surely means it: a package, not a lone module (a script's neighbour, found only
-    from its folder), and no name of the standard library, which a folder of the checkout
-    shadows only when run from where it lies."""
+    ``name`` by the file at ``importer`` surely means it: a package, not a lone module (a
+    script's neighbour, found only from its folder); no name of the standard library, which a
+    folder of the checkout shadows only when run from where it lies; and one the importer
+    finds from where it lies, its folder at the checkout's top or in ``src/`` (installed) or
+    above the importer (run from there): gluonts' ``nursery/SCott`` imports the installed
+    ``pts``, not the copy in ``nursery/robust-mts-attack``."""
     top = project.modules.get(name)
     if top is None or not top.is_package or name in _STDLIB:
+        return None
+    parent = top.path.rsplit("/", 2)[0] if top.path.count("/") >= 2 else ""
+    if parent not in ("", "src") and not importer.startswith(parent + "/"):
         return None
     return top
 
