@@ -137,7 +137,8 @@ def framework_path(path: bytes) -> bool:
     parts = path.split(b"/")
     name = parts[-1]
     return not (any(p in _NOT_FRAMEWORK for p in parts[:-1]) or name.startswith(b"test_")
-                or name.endswith(b"_test.py") or name == b"conftest.py")
+                or name.endswith(b"_test.py")
+                or name in (b"conftest.py", b"tests.py", b"test.py"))  # (as is_test_file)
 
 
 def renamed_dispatch(patch: bytes, name: str, new: str) -> bool:

@@ -96,12 +96,15 @@ def live_methods(
 
 
 def is_test_file(path: str) -> bool:
-    """``tests/...``, ``test_x.py``, ``x_test.py`` or ``conftest.py``."""
+    """``tests/...``, ``test_x.py``, ``x_test.py``, ``conftest.py``, or a ``tests.py`` or
+    ``test.py`` module (a Django app's tests, which unittest's ``test*.py`` collects:
+    rapidpro, first contact round 33)."""
     parts = path.split("/")
     name = parts[-1]
     return (
         any(p in ("test", "tests", "testing") for p in parts[:-1])
-        or name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        or name.startswith("test_") or name.endswith("_test.py")
+        or name in ("conftest.py", "tests.py", "test.py")
     )
 
 
