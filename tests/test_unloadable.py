@@ -321,3 +321,15 @@ def test_a_module_whose_identity_is_not_sure_proves_nothing(
     imports = files.pop("pkg/sub.py")
     _with_import(repo, imports, files)
     assert KEY in warnings_of(audit_json(repo.root))
+
+
+def test_a_name_moved_to_a_setattr_elsewhere_proves_nothing(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """zipline: ``def symbol`` left ``zipline/api.py`` for a decorator that sets each API
+    function on the module, ``setattr(zipline.api, f.__name__, wrapped)``."""
+    repo = git_repo()
+    _log_removed(repo, UTIL, {"pkg/register.py": (
+        "import pkg.util\n\n\ndef api_method(f):\n    setattr(pkg.util, f.__name__, f)\n"
+        "    return f\n\n\n@api_method\ndef log(message):\n    print(message)\n")})
+    assert KEY in warnings_of(audit_json(repo.root))

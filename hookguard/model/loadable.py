@@ -15,8 +15,9 @@ installed:
 - ``from module import name``, where ``module`` is a plain module of the checkout whose text
   never spells ``name``, holds nothing that binds names unspelled (a module ``__getattr__``,
   ``globals()``, ``setattr``, ``exec``, ...), star-imports only such modules, and lost a
-  module-level definition of ``name`` in a commit (a name it never defined may be given to
-  it from elsewhere: zipline's ``api``). Dunder names are never proved missing.
+  module-level definition of ``name`` in a commit; no file of the checkout gives it names by
+  ``setattr`` with a computed name (zipline's ``api``, whose ``symbol`` moved from a ``def``
+  there to a decorator that sets it from elsewhere). Dunder names are never proved missing.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def missing_names(
     record = project.files.get(path)
     if record is None:
         return
-    mirrored = project.mirrored_modules()
+    mirrored = project.mirrored_modules() | _opened_modules(project)
     for module, name, line in record.needed_names:
         if name.startswith("__") and name.endswith("__"):
             continue
@@ -153,6 +154,18 @@ def _may_give(
         return True
     return any(_may_give(project, star, name, text, mirrored, seen, importer)
                for star in source.star_imports)
+
+
+def _opened_modules(project: Project) -> frozenset[str]:
+    """The modules some file of the checkout gives names by ``setattr`` with a computed name
+    (``setattr(zipline.api, f.__name__, wrapped)``): any name may be there at run time."""
+    opened: set[str] = set()
+    for record in project.files.values():
+        for written in record.open_classes:
+            head, _, rest = written.partition(".")
+            target = record.imports.get(head, head)
+            opened.add(f"{target}.{rest}" if rest else target)
+    return frozenset(opened)
 
 
 def _own_package(project: Project, name: str, importer: str) -> FileRecord | None:
