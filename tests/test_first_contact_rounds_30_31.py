@@ -1,6 +1,6 @@
-"""The evidence shapes first-contact rounds 30 and 31 showed to be no proof, each with cases that must
-fire (the proof holds) and cases that must not be an error: minimal fixtures written from the
-description, not copies of the repositories."""
+"""The evidence shapes first-contact rounds 30 and 31 showed to be no proof, each with cases
+that must fire (the proof holds) and cases that must not be an error: minimal fixtures written
+from the description, not copies of the repositories."""
 
 from __future__ import annotations
 
@@ -201,3 +201,20 @@ def test_an_override_not_handed_on_is_still_stale(
 ) -> None:
     found = _renamed_dialog(git_repo(), callback)
     assert found["HG001 pkg.wishlist.WishList.on_show"].severity is Severity.ERROR  # type: ignore[attr-defined]
+
+
+def test_a_subclass_handing_on_the_inherited_method_keeps_it_running(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """The callback is passed by a subclass that inherits ``on_show`` from ``WishList``."""
+    repo = git_repo()
+    repo.commit("dialogs", {
+        "pkg/__init__.py": "", "pkg/dialogs.py": DIALOG,
+        "pkg/wishlist.py": WISHLIST.replace("CALLBACK", ""),
+        "pkg/shared.py": ("from pkg.wishlist import WishList\n\n\nclass SharedWishList(WishList):\n"
+                          "    def __init__(self):\n"
+                          "        super().__init__()\n"
+                          "        self.callback = self.on_show\n")})
+    repo.commit("rename Dialog.on_show to _on_show", {
+        "pkg/dialogs.py": DIALOG.replace("on_show", "_on_show")})
+    assert "HG001 pkg.wishlist.WishList.on_show" not in audited(repo)

@@ -899,7 +899,8 @@ class _FileExtractor:
         prefixes: set[str] = set()
         methods: dict[str, MethodRecord] = {}
         recursion: tuple[set[str], set[str]] = (set(), set())
-        handed: set[str] = set()
+        handed: set[str] = set()  # ``self.X`` values in its methods (X may be inherited)
+        named: set[str] = set()  # names its body reads outside methods
         members: dict[str, str | None] = {}
         constructed: dict[str, set[str]] = {}
         returned: dict[str, str] = {}  # property -> the member it returns
@@ -924,7 +925,7 @@ class _FileExtractor:
                 self._class(stmt, f"{qualname}.", in_function)
             else:
                 # ``readOnly = property(fget=isReadOnly)``: a method handed on as a value
-                handed.update(n.id for n in ast.walk(stmt)
+                named.update(n.id for n in ast.walk(stmt)
                               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
                 bound = list(_bound_names(stmt))
                 flag = _literal_flag(stmt)
@@ -940,7 +941,7 @@ class _FileExtractor:
         )
         record.attributes = frozenset(attributes - methods.keys())
         record.self_refs = frozenset(refs)
-        record.handed = frozenset(handed & methods.keys() if handed else ())
+        record.handed = frozenset(handed | (named & methods.keys()))
         record.recursive = frozenset(recursion[0] - recursion[1])
         record.self_prefixes = frozenset(prefixes)
         for prop, attr in returned.items():

@@ -258,9 +258,10 @@ class ClassRecord:
     # the ``self_refs`` made only inside the method of that name (``def f(self): return
     # self.f()``): they run once something else has called it, so they call no hook
     recursive: frozenset[str] = frozenset()
-    # its own methods it hands to other code as values, not calling them: ``self.X`` loaded
-    # other than as a callee (``Dialog.__init__(self, show_callback=self.on_show)``), or named
-    # in the class body (``readOnly = property(fget=isReadOnly)``)
+    # what it hands to other code as values, not calling them: ``self.X`` loaded other than
+    # as a callee (``Dialog.__init__(self, show_callback=self.on_show)``; X may be inherited,
+    # or a member), or one of its own methods named in the class body (``readOnly =
+    # property(fget=isReadOnly)``)
     handed: frozenset[str] = frozenset()
     self_prefixes: frozenset[str] = frozenset()  # ``getattr(self, f"on_{x}")`` -> ``on_``
     local_scope: bool = False  # defined inside a function
