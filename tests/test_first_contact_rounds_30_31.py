@@ -218,3 +218,33 @@ def test_a_subclass_handing_on_the_inherited_method_keeps_it_running(
     repo.commit("rename Dialog.on_show to _on_show", {
         "pkg/dialogs.py": DIALOG.replace("on_show", "_on_show")})
     assert "HG001 pkg.wishlist.WishList.on_show" not in audited(repo)
+
+
+# -- round 36: a super() call in a method nothing runs (anemoi-core) ---------------------------
+
+MAPPER = """
+from pkg.blocks import BaseBlock
+
+
+class MapperBlock(BaseBlock):
+    def METHOD(self, in_channels, out_channels):
+        super().__init__(self, in_channels, out_channels)
+"""
+
+
+@pytest.mark.parametrize(("method", "fires"), [
+    ("__ini__", False),  # a misspelled __init__: Python never calls it, nothing names it
+    ("__init__", True),  # Python calls it on every construction
+    ("setup", True),  # a plain method: callers outside the checkout may run it
+])
+def test_a_super_call_proves_only_in_a_method_that_may_run(
+    git_repo: Callable[..., GitRepo], method: str, fires: bool,
+) -> None:
+    repo = git_repo()
+    repo.commit("blocks", {
+        "pkg/__init__.py": "",
+        "pkg/blocks.py": "class BaseBlock:\n    def __init__(self, channels):\n"
+                         "        self.channels = channels\n",
+        "pkg/mapper.py": MAPPER.replace("METHOD", method)})
+    key = f"HG002 pkg.mapper.MapperBlock.{method}"
+    assert (key in audited(repo)) is fires

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import types
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import lru_cache, partial
@@ -141,7 +142,8 @@ class SignatureDrift(Rule):
                     # annotation alone is not.
                     found = self._passed_keyword(project, ctx.passed_keywords, info, method
                                                  ) or found
-                if found is None and any(c.receiver == "super" for c in method.calls):
+                if found is None and any(c.receiver == "super" for c in method.calls) and (
+                        not _never_runs(ctx, info, method)):
                     found = self._super_calls(project, info, method)
                 if found is None and is_hook and ctx.config.structural:
                     found = self._structural(project, info, method)
@@ -929,6 +931,41 @@ def _never_fitted(
     return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
             f"{info.name}.{method.name} in the history of both (since it was written): it is a "
             "method of its own, written to other arguments, that those calls may never reach")
+
+
+def _never_runs(ctx: RuleContext, info: ClassInfo, method: MethodRecord) -> bool:
+    """Whether nothing runs ``method``: a dunder-shaped name Python's data model does not
+    call (``__ini__``, a misspelled ``__init__``: anemoi-core, first contact round 36) that
+    no code names, on ``self`` in the class's line or anywhere else."""
+    name = method.name
+    if not is_dunder(name) or name in _DATA_MODEL:
+        return False
+    refs = ctx.references
+    return not (refs.names(name) or ctx.family_self_refs(info, name))
+
+
+def _data_model() -> frozenset[str]:
+    """The dunder names Python itself calls: those of the built-in types, plus the protocol
+    methods no built-in type has."""
+    kinds: tuple[type, ...] = (
+        object, type, int, float, complex, bool, str, bytes, bytearray, list, tuple, dict,
+        set, frozenset, range, slice, memoryview, property, staticmethod, classmethod,
+        BaseException, types.FunctionType, types.ModuleType, types.GeneratorType,
+        types.CoroutineType, types.AsyncGeneratorType, types.MethodType)
+    names = {n for kind in kinds for n in dir(kind) if is_dunder(n)}
+    names.update({
+        "__enter__", "__exit__", "__aenter__", "__aexit__", "__aiter__", "__anext__",
+        "__await__", "__call__", "__del__", "__get__", "__set__", "__delete__",
+        "__set_name__", "__getattr__", "__missing__", "__prepare__", "__instancecheck__",
+        "__subclasscheck__", "__mro_entries__", "__class_getitem__", "__post_init__",
+        "__getstate__", "__setstate__", "__getnewargs__", "__getnewargs_ex__", "__copy__",
+        "__deepcopy__", "__fspath__", "__length_hint__", "__index__", "__bytes__",
+        "__buffer__", "__release_buffer__", "__matmul__", "__rmatmul__", "__imatmul__",
+        "__init_subclass__", "__subclasshook__"})
+    return frozenset(names)
+
+
+_DATA_MODEL = _data_model()
 
 
 def _named(ctx: RuleContext, info: ClassInfo, name: str) -> bool:
