@@ -460,7 +460,8 @@ class SignatureDrift(Rule):
             target = parent.method(call.name) if isinstance(parent, ClassInfo) else None
             if target is None or target.kind is MethodKind.PROPERTY or _wrapping_decorator(
                 target
-            ):
+            ) or _rewritten(project, parent, call.name) or _chain_ends(project, info, parent,
+                                                                      call.name):
                 continue
             # ``super().f(cls, ...)`` in a class method, or ``super().__init__(obj, ...)`` in
             # ``__new__`` (a static method without the decorator: ``super()`` is bound to the
@@ -931,6 +932,38 @@ def _never_fitted(
     return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
             f"{info.name}.{method.name} in the history of both (since it was written): it is a "
             "method of its own, written to other arguments, that those calls may never reach")
+
+
+def _rewritten(project: Project, parent: Node | None, name: str) -> bool:
+    """Whether a class of ``parent``'s line sets ``name`` on its class or instances at run
+    time (``cls.__init__ = wrap(cls.__init__)`` in ``__init_subclass__``: avalanche's
+    ``BaseTemplate`` maps legacy positional arguments onto keywords for every subclass, first
+    contact round 38): what ``super().name(...)`` reaches may take other arguments than its
+    ``def`` says, as under a decorator."""
+    if not isinstance(parent, ClassInfo):
+        return False
+    return any(isinstance(node, ClassInfo) and (node.record.rebinds or any(
+        a.attr == name for m in node.record.methods.values() for a in m.self_assigns))
+        for node in project.mro(parent))
+
+
+#: Bases whose ``__init__`` ends the ``super()`` chain of a concrete subclass: the one
+#: ``typing`` gives a protocol calls no further ``__init__``.
+_CHAIN_ENDS = frozenset({"typing.Protocol", "typing_extensions.Protocol"})
+
+
+def _chain_ends(project: Project, info: ClassInfo, parent: Node | None, name: str) -> bool:
+    """Whether ``super().__init__(...)`` in ``info`` stops before ``parent``: a protocol
+    base comes between them in the MRO (avalanche's ``BaseSGDTemplate``, first contact round
+    38)."""
+    if name != "__init__":
+        return False
+    for node in project.mro(info)[1:]:
+        if node is parent:
+            return False
+        if isinstance(node, External) and node.name in _CHAIN_ENDS:
+            return True
+    return False
 
 
 def _never_runs(ctx: RuleContext, info: ClassInfo, method: MethodRecord) -> bool:
