@@ -108,11 +108,11 @@ def missing_names(
 ) -> Iterator[tuple[str, str, int, str]]:
     """``(module, name, line, module's path)`` for each ``from module import name`` of the
     file at ``path`` (unconditional, at module level) that ``module`` cannot give
-    (:func:`_may_give`). A dunder name (``__doc__``, ``__version__``...) is left out: every
-    module has some without spelling them. That a commit took the name's definition away is
-    git's to show (:func:`unloadable`): a module whose namespace other code fills
-    (zipline's ``api``, given its functions by ``setattr(zipline.api, ...)`` elsewhere)
-    never defined it."""
+    (:func:`_may_give`), and that no file gives names by ``setattr`` with a computed name
+    (zipline's ``api``: ``setattr(zipline.api, f.__name__, wrapped)`` elsewhere). A dunder
+    name (``__doc__``, ``__version__``...) is left out: every module has some without
+    spelling them. That a commit took the name's definition away is git's to show
+    (:func:`unloadable`)."""
     record = project.files.get(path)
     if record is None:
         return
