@@ -73,6 +73,7 @@ def unloadable(
     ``path``. ``text(record)`` is the text a record was built from, or None when that text
     cannot be read."""
     present = present_modules(project)
+    opened = opened_modules(project)
     reasons: dict[str, str] = {}
     answers: dict[tuple[str, str], str | None] = {}
     for path in sorted(paths):
@@ -84,7 +85,7 @@ def unloadable(
                 reasons[path] = f"it imports {module} (line {line}), which {commit} deleted"
                 break
         else:
-            for module, name, line, source in missing_names(project, path, text):
+            for module, name, line, source in missing_names(project, path, text, opened):
                 if (source, name) not in answers:
                     answers[source, name] = removed(source, name)
                 commit = answers[source, name]
@@ -104,7 +105,8 @@ _DYNAMIC_NAMESPACE = re.compile(
 
 
 def missing_names(
-    project: Project, path: str, text: Callable[[FileRecord], str | None]
+    project: Project, path: str, text: Callable[[FileRecord], str | None],
+    opened: frozenset[str] | None = None,
 ) -> Iterator[tuple[str, str, int, str]]:
     """``(module, name, line, module's path)`` for each ``from module import name`` of the
     file at ``path`` (unconditional, at module level) that ``module`` cannot give
@@ -112,11 +114,12 @@ def missing_names(
     (zipline's ``api``: ``setattr(zipline.api, f.__name__, wrapped)`` elsewhere). A dunder
     name (``__doc__``, ``__version__``...) is left out: every module has some without
     spelling them. That a commit took the name's definition away is git's to show
-    (:func:`unloadable`)."""
+    (:func:`unloadable`). ``opened`` is :func:`opened_modules` (computed when not given)."""
     record = project.files.get(path)
     if record is None:
         return
-    mirrored = project.mirrored_modules() | _opened_modules(project)
+    mirrored = project.mirrored_modules() | (
+        opened if opened is not None else opened_modules(project))
     for module, name, line in record.needed_names:
         if name.startswith("__") and name.endswith("__"):
             continue
@@ -156,7 +159,7 @@ def _may_give(
                for star in source.star_imports)
 
 
-def _opened_modules(project: Project) -> frozenset[str]:
+def opened_modules(project: Project) -> frozenset[str]:
     """The modules some file of the checkout gives names by ``setattr`` with a computed name
     (``setattr(zipline.api, f.__name__, wrapped)``): any name may be there at run time."""
     opened: set[str] = set()

@@ -815,13 +815,11 @@ def _why_no_proof(
     if hidden is not None:
         return (base_hedge(hidden), f"{hidden.name}, outside the checkout, comes first in the "
                                     f"method resolution order and may replace {caller.name}")
-    for node in project.mro(info):
-        if isinstance(node, ClassInfo) and (node.record.rebinds or any(
-                a.attr == method.name for m in node.record.methods.values()
-                for a in m.self_assigns)):
-            return (Hedge.SETATTR,
-                    f"{node.name} replaces methods on the instance at run time (setattr), so "
-                    f"what {caller.name} calls may be an adapter, not this method")
+    rebinder = _rebinder(project, info, method.name)
+    if rebinder is not None:
+        return (Hedge.SETATTR,
+                f"{rebinder.name} replaces methods on the instance at run time (setattr), so "
+                f"what {caller.name} calls may be an adapter, not this method")
     if wrapper is not None:
         return Hedge.DECORATOR, f"@{wrapper} may wrap it in a function that accepts other arguments"
     stub = _skips_base_constructor(project, info, ancestor)
@@ -934,17 +932,24 @@ def _never_fitted(
             "method of its own, written to other arguments, that those calls may never reach")
 
 
+def _rebinder(project: Project, start: ClassInfo, name: str) -> ClassInfo | None:
+    """The first class of ``start``'s line that sets ``name`` on its class or instances at
+    run time (``setattr(self, <computed name>, ...)``, ``self.name = ...``, ``cls.name =
+    ...``), if any: what a call of ``name`` reaches may take other arguments than its
+    ``def`` says."""
+    for node in project.mro(start):
+        if isinstance(node, ClassInfo) and (node.record.rebinds or any(
+                a.attr == name for m in node.record.methods.values() for a in m.self_assigns)):
+            return node
+    return None
+
+
 def _rewritten(project: Project, parent: Node | None, name: str) -> bool:
-    """Whether a class of ``parent``'s line sets ``name`` on its class or instances at run
-    time (``cls.__init__ = wrap(cls.__init__)`` in ``__init_subclass__``: avalanche's
+    """Whether a class of ``parent``'s line sets ``name`` at run time (:func:`_rebinder`;
+    ``cls.__init__ = wrap(cls.__init__)`` in ``__init_subclass__``: avalanche's
     ``BaseTemplate`` maps legacy positional arguments onto keywords for every subclass, first
-    contact round 38): what ``super().name(...)`` reaches may take other arguments than its
-    ``def`` says, as under a decorator."""
-    if not isinstance(parent, ClassInfo):
-        return False
-    return any(isinstance(node, ClassInfo) and (node.record.rebinds or any(
-        a.attr == name for m in node.record.methods.values() for a in m.self_assigns))
-        for node in project.mro(parent))
+    contact round 38): ``super().name(...)`` reaches a wrapper, as under a decorator."""
+    return isinstance(parent, ClassInfo) and _rebinder(project, parent, name) is not None
 
 
 #: Bases whose ``__init__`` ends the ``super()`` chain of a concrete subclass: the one
