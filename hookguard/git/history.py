@@ -618,15 +618,54 @@ class HistoryIndex:
         """Whether ``commit`` itself added class ``qualname`` to ``path`` (the file was there
         before without it, and has it after): a class the change that removed a hook wrote,
         knowing the hook was gone (a method moved down into a new subclass)."""
-        return self._gave(path, qualname, None, commit)
+        blobs = self._around(path, commit)
+        if blobs is None:
+            return False
+        try:
+            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
+            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return has is not None and had is None
 
-    def gave_method(self, path: str, qualname: str, name: str, commit: str) -> bool:
-        """Whether ``commit`` gave class ``qualname`` of ``path`` its method ``name``: the class
-        is new there, or had no such method before it. A method the commit that removed the
-        hook from a base moved down into the class, with no line of its own changed: ldap3's
-        ``Reader.search``, whose ``class Reader(Cursor):`` line the commit moved above it
-        (first contact, round 22). It never overrode that hook."""
-        return self._gave(path, qualname, name, commit)
+    def lacked_method(self, path: str, qualname: str, name: str, bases: Iterable[str],
+                      commit: str) -> bool:
+        """Whether class ``qualname`` of ``path`` (with ``bases`` now, dotted as written) had
+        no method ``name`` just before ``commit`` (the commit that removed the hook), the file
+        being there: the class is newer, or got the method later, whatever the age of the
+        method's lines. It was not written for the hook. ldap3's ``Reader.search``, moved
+        down by the removing commit itself (first contact, round 22); pyroute2's
+        ``AsyncMPTCP.endpoint``, whose lines belonged to the sync ``MPTCP(SyncAPI)`` while
+        the hook existed and came under the hook's owner when a later commit renamed and
+        re-based their class (round 35). A class of that file then with the same bases
+        (by their last parts) and the method may be this one under an older name: no
+        proof. A file not there proves nothing."""
+        before = f"{commit}^:{path}"
+        try:
+            blob = self.repo.read_blobs([before]).get(before)
+        except GitError:
+            return False
+        if blob is None:
+            return False
+        try:
+            tree = parse_quietly(blob, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        methods, then = class_methods(tree), class_bases(tree)
+        if name in methods.get(qualname, ()):
+            return False
+        now = {b.rpartition(".")[2] for b in bases}
+        return not any(name in own and {b.rpartition(".")[2] for b in then.get(other, ())} == now
+                       for other, own in methods.items())
+
+    def rebased(self, path: str, qualname: str, commit: str) -> bool:
+        """Whether ``commit`` changed the bases of class ``qualname`` of ``path``, which it had
+        before and after: the commit that removed the hook re-based the override's own class,
+        so its author had that class in hand and kept the method (microscope's cameras,
+        moved onto ``TriggerTargetMixin`` through ``Camera`` while ``soft_trigger`` was "kept
+        for backwards compatibility", first contact, round 31)."""
+        had, has = self._bases_around(path, qualname, commit)
+        return had is not None and has is not None and had != has
 
     def gave_base(self, path: str, qualname: str, base: str, commit: str) -> bool:
         """Whether ``commit`` gave class ``qualname`` of ``path`` the base ``base`` (a dotted
@@ -634,16 +673,25 @@ class HistoryIndex:
         commit that removed a hook and moved the class onto a framework's base, as pykeen's
         ``GenericTestCase(unittest_templates.GenericTestCase[T])`` (first contact, round 18).
         The hook moved into that base with its callers."""
+        had, has = self._bases_around(path, qualname, commit)
+        short = base.rpartition(".")[2]
+        return any(name == base or name.rpartition(".")[2] == short
+                   for name in (has or set()) - (had or set()))
+
+    def _bases_around(self, path: str, qualname: str, commit: str
+                      ) -> tuple[set[str] | None, set[str] | None]:
+        """Class ``qualname``'s bases in ``path`` before ``commit`` and at it, each None where
+        the file or the class is missing on that side; both None where either file is
+        missing or does not parse."""
         blobs = self._around(path, commit)
         if blobs is None:
-            return False
+            return None, None
         try:
-            had = class_bases(parse_quietly(blobs[0], path)).get(qualname, set())
-            has = class_bases(parse_quietly(blobs[1], path)).get(qualname, set())
+            had = class_bases(parse_quietly(blobs[0], path)).get(qualname)
+            has = class_bases(parse_quietly(blobs[1], path)).get(qualname)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        short = base.rpartition(".")[2]
-        return any(name == base or name.rpartition(".")[2] == short for name in has - had)
+            return None, None
+        return had, has
 
     def _around(self, path: str, commit: str) -> tuple[bytes, bytes] | None:
         """``path`` before ``commit`` and at it, or None where either is missing."""
@@ -655,19 +703,6 @@ class HistoryIndex:
         if before not in blobs or after not in blobs:
             return None
         return blobs[before], blobs[after]
-
-    def _gave(self, path: str, qualname: str, name: str | None, commit: str) -> bool:
-        blobs = self._around(path, commit)
-        if blobs is None:
-            return False
-        try:
-            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
-            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        if name is None:
-            return has is not None and had is None
-        return has is not None and name in has and (had is None or name not in had)
 
     def written_after(
         self, path: str, start: int, end: int, when: int, change: str = ""

@@ -1,0 +1,167 @@
+"""The two HG001 shapes rounds 31 and 35 left open, as minimal fixtures written from their
+descriptions, each with a case that must still fire: a method whose class came under the hook's
+owner only after the hook was gone (pyroute2's ``AsyncMPTCP.endpoint``), and a method the
+removing commit kept on purpose while it re-based the method's own class (microscope's
+``soft_trigger``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from hookguard.findings import Severity
+from tests.conftest import GitRepo, audited
+
+pytestmark = pytest.mark.usefixtures("private_key_dir")
+
+CORE = """
+class AsyncCore:
+    def __init__(self):
+        self._endpoint = None
+        self._transport = None
+
+    def endpoint(self):
+        return self._endpoint
+
+    def setup(self):
+        if self.endpoint() is not None:
+            return
+        self._endpoint = object()
+
+
+class SyncAPI:
+    async_class = AsyncCore
+
+    def __init__(self):
+        self.asyncore = self.async_class()
+"""
+CORE_WITHOUT_HOOK = """
+class AsyncCore:
+    def __init__(self):
+        self._transport = None
+
+    def setup(self):
+        if self._transport is not None:
+            return
+        self._transport = object()
+
+
+class SyncAPI:
+    async_class = AsyncCore
+
+    def __init__(self):
+        self.asyncore = self.async_class()
+"""
+SYNC_ONLY = """
+from pkg.core import SyncAPI
+
+
+class MPTCP(SyncAPI):
+    def endpoint(self, cmd, **kwarg):
+        return (cmd, kwarg)
+"""
+RENAMED_AND_REBASED = """
+from pkg.core import AsyncCore
+
+
+class AsyncMPTCP(AsyncCore):
+    def endpoint(self, cmd, **kwarg):
+        return (cmd, kwarg)
+"""
+UNDER_THE_OWNER = """
+from pkg.core import AsyncCore
+
+
+class AsyncMPTCP(AsyncCore):
+    def endpoint(self, cmd, **kwarg):
+        return (cmd, kwarg)
+"""
+KEY = "HG001 pkg.mptcp.AsyncMPTCP.endpoint"
+
+
+def test_a_class_rebased_under_the_owner_after_the_removal_was_never_an_override(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("one", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/mptcp.py": SYNC_ONLY})
+    repo.commit("two: the core drops its endpoint hook", {"pkg/core.py": CORE_WITHOUT_HOOK})
+    repo.commit("three: the sync class becomes an async one", {"pkg/mptcp.py": RENAMED_AND_REBASED})
+    # The method's lines are older than the removal, but while the hook existed they belonged
+    # to MPTCP, outside the owner's line.
+    assert KEY not in audited(repo)
+
+
+def test_a_class_under_the_owner_while_the_hook_existed_still_fires(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    repo = git_repo()
+    repo.commit("one", {"pkg/__init__.py": "", "pkg/core.py": CORE,
+                        "pkg/mptcp.py": UNDER_THE_OWNER})
+    repo.commit("two: the core drops its endpoint hook", {"pkg/core.py": CORE_WITHOUT_HOOK})
+    found = audited(repo)
+    assert KEY in found and found[KEY].severity is Severity.ERROR
+
+
+ABC = """
+class TriggerTarget:
+    def trigger(self):
+        raise NotImplementedError
+
+
+class Camera:
+    def grab(self):
+        self.soft_trigger()
+        return self.read()
+
+    def soft_trigger(self):
+        raise NotImplementedError
+
+    def read(self):
+        return 0
+"""
+ABC_WITHOUT_HOOK = """
+class TriggerTarget:
+    def trigger(self):
+        raise NotImplementedError
+
+
+class Camera(TriggerTarget):
+    def grab(self):
+        self.trigger()
+        return self.read()
+
+    def read(self):
+        return 0
+"""
+CAMERA = """
+from pkg.abc import BASES
+
+
+class Andor(BASES):
+    def trigger(self):
+        self.fired = True
+
+    def soft_trigger(self):
+        \"\"\"Send a software trigger signal.\"\"\"
+        self.trigger()
+"""
+CAMERA_KEY = "HG001 pkg.andor.Andor.soft_trigger"
+
+
+@pytest.mark.parametrize(("after", "fires"), [
+    ("Camera", False),  # the removing commit re-based Andor: its author kept soft_trigger
+    ("TriggerTarget, Camera", True),  # Andor untouched by the removal: left behind
+])
+def test_a_method_the_removing_commit_kept_while_rebasing_its_class_is_no_proof(
+    git_repo: Callable[..., GitRepo], after: str, fires: bool,
+) -> None:
+    repo = git_repo()
+    repo.commit("one", {"pkg/__init__.py": "", "pkg/abc.py": ABC,
+                        "pkg/andor.py": CAMERA.replace("BASES", "TriggerTarget, Camera")})
+    repo.commit("Camera: declare it a TriggerTarget; drop soft_trigger",
+                {"pkg/abc.py": ABC_WITHOUT_HOOK, "pkg/andor.py": CAMERA.replace("BASES", after)})
+    found = audited(repo)
+    assert (CAMERA_KEY in found) is fires
+    if fires:
+        assert found[CAMERA_KEY].severity is Severity.ERROR
