@@ -658,40 +658,22 @@ class HistoryIndex:
         return not any(name in own and {b.rpartition(".")[2] for b in then.get(other, ())} == now
                        for other, own in methods.items())
 
-    def rebased(self, path: str, qualname: str, commit: str) -> bool:
-        """Whether ``commit`` changed the bases of class ``qualname`` of ``path``, which it had
-        before and after: the commit that removed the hook re-based the override's own class,
-        so its author had that class in hand and kept the method (microscope's cameras,
-        moved onto ``TriggerTargetMixin`` through ``Camera`` while ``soft_trigger`` was "kept
-        for backwards compatibility", first contact, round 31)."""
-        had, has = self._bases_around(path, qualname, commit)
-        return had is not None and has is not None and had != has
-
     def gave_base(self, path: str, qualname: str, base: str, commit: str) -> bool:
         """Whether ``commit`` gave class ``qualname`` of ``path`` the base ``base`` (a dotted
         name as the class spells it, or its last part), which it did not have before: the
         commit that removed a hook and moved the class onto a framework's base, as pykeen's
         ``GenericTestCase(unittest_templates.GenericTestCase[T])`` (first contact, round 18).
         The hook moved into that base with its callers."""
-        had, has = self._bases_around(path, qualname, commit)
-        short = base.rpartition(".")[2]
-        return any(name == base or name.rpartition(".")[2] == short
-                   for name in (has or set()) - (had or set()))
-
-    def _bases_around(self, path: str, qualname: str, commit: str
-                      ) -> tuple[set[str] | None, set[str] | None]:
-        """Class ``qualname``'s bases in ``path`` before ``commit`` and at it, each None where
-        the file or the class is missing on that side; both None where either file is
-        missing or does not parse."""
         blobs = self._around(path, commit)
         if blobs is None:
-            return None, None
+            return False
         try:
-            had = class_bases(parse_quietly(blobs[0], path)).get(qualname)
-            has = class_bases(parse_quietly(blobs[1], path)).get(qualname)
+            had = class_bases(parse_quietly(blobs[0], path)).get(qualname, set())
+            has = class_bases(parse_quietly(blobs[1], path)).get(qualname, set())
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None, None
-        return had, has
+            return False
+        short = base.rpartition(".")[2]
+        return any(name == base or name.rpartition(".")[2] == short for name in has - had)
 
     def _around(self, path: str, commit: str) -> tuple[bytes, bytes] | None:
         """``path`` before ``commit`` and at it, or None where either is missing."""

@@ -536,11 +536,9 @@ class StaleOverride(Rule):
         lines were all written after the hook had gone, or by the commit that removed it (a
         method moved down), or its class had no such method just before that commit (a newer
         class, or one that got the method later, lines carried across a class rename
-        included), or that commit re-based the class itself, its author keeping the method
-        in hand (all unless it calls ``super().name()``, written as an override); or that
+        included) (all unless it calls ``super().name()``, written as an override); or that
         commit wrote its ``def`` line (a method renamed into the freed name). Each is
-        criterion 2 unmet: the override did not exist, as an override, while the hook did,
-        or the change kept it on purpose."""
+        criterion 2 unmet: the override did not exist, as an override, while the hook did."""
         change, history = evidence.change, ctx.history
         if change is None or history is None or evidence.kind != "history":
             return False
@@ -548,10 +546,9 @@ class StaleOverride(Rule):
         if change.when and not calls_super and (
             history.written_after(path, method.line, method.end_line, change.when,
                                   change.commit)
-            or (change.commit and (
-                history.lacked_method(path, qualname, method.name,
-                                      [b for b in info.record.bases if b != "?"], change.commit)
-                or history.rebased(path, qualname, change.commit)))
+            or (change.commit and history.lacked_method(
+                path, qualname, method.name, [b for b in info.record.bases if b != "?"],
+                change.commit))
         ):
             return True
         return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)
