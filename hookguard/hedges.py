@@ -34,6 +34,9 @@ class Hedge(str, Enum):
     # -- the case is decided by what hookguard cannot read or type: reported ---------------
     EXTERNAL_BASE = "external-base"  # a named base outside the checkout may define the name
     OTHER_RECEIVERS = "other-receivers"  # a member use elsewhere, on a receiver not typed
+    # no call ever fitted it (as ``own-method``), and nothing else in the checkout calls it:
+    # dead code, or the failing call is the one that runs it
+    ORPHANED = "orphaned"
     # -- hookguard read what decides the case and could not evaluate it: held back --------
     UNRESOLVED_BASE = "unresolved-base"  # a base expression the model could not resolve
     BY_NAME = "by-name"  # ``getattr``/``hasattr`` with the name, a fallback lookup
@@ -55,7 +58,7 @@ class Hedge(str, Enum):
 
 
 #: The whitelist: hedges whose warnings are reported by default.
-REPORTED = frozenset({Hedge.EXTERNAL_BASE, Hedge.OTHER_RECEIVERS})
+REPORTED = frozenset({Hedge.EXTERNAL_BASE, Hedge.OTHER_RECEIVERS, Hedge.ORPHANED})
 _BY_VALUE = {h.value: h for h in Hedge}
 
 

@@ -14,7 +14,7 @@ from hookguard.findings import Finding, Location, Severity
 from hookguard.hedges import Hedge, evidence_of
 from hookguard.model.binding import BindResult, bind
 from hookguard.model.project import ClassInfo, External, Node, Project
-from hookguard.model.reach import probed
+from hookguard.model.reach import is_test_file, probed
 from hookguard.model.records import CallSite, MethodKind, MethodRecord, Param, ParamKind
 from hookguard.rules.base import (
     PassedKeyword,
@@ -130,7 +130,8 @@ class SignatureDrift(Rule):
                     self._proven(project, calls, info, ancestors, method,
                                  partial(ctx.live, info), lambda: ctx.references.attributes,
                                  ctx.added_calls, ctx.kept_guards,
-                                 partial(_named, ctx, info), partial(_never_fitted, ctx))
+                                 partial(_named, ctx, info), partial(_never_fitted, ctx),
+                                 partial(_called_only_there, ctx))
                     if is_hook and ancestors is not None else None
                 )
                 if found is None and members.of(method.name):
@@ -170,6 +171,9 @@ class SignatureDrift(Rule):
         never_fitted: Callable[[ClassInfo, MethodRecord, list[tuple[ClassInfo, MethodRecord,
                                                                     CallSite]]], str | None]
         = lambda *_: None,
+        alone: Callable[[ClassInfo, MethodRecord, list[tuple[ClassInfo, MethodRecord,
+                                                             CallSite]]], bool]
+        = lambda *_: False,
     ) -> Finding | None:
         if method.kind is MethodKind.PROPERTY:
             return None
@@ -253,8 +257,17 @@ class SignatureDrift(Rule):
             weaker = (Hedge.GUARD, f"the call runs only when {call_guard(guarded)}: nothing "
                                    f"shows that holds for a {info.name}")
         if weaker is None:
-            unfitted = never_fitted(info, method, [(c, m, k) for c, m, k, _ in failures])
-            weaker = (Hedge.OWN_METHOD, unfitted) if unfitted is not None else None
+            triples = [(c, m, k) for c, m, k, _ in failures]
+            unfitted = never_fitted(info, method, triples)
+            if unfitted is not None and alone(info, method, triples):
+                # Its own callers are gone: what the history calls a method of its own is
+                # dead, or these calls are what runs it (Diamond's NetApp collectors, whose
+                # ``get_schedule`` handing ``self.collect`` its arguments went in 2014: first
+                # contact, round 39).
+                weaker = (Hedge.ORPHANED, f"{unfitted}; but nothing else in the checkout "
+                                          f"calls it: it is dead code, or this call raises")
+            elif unfitted is not None:
+                weaker = (Hedge.OWN_METHOD, unfitted)
         if weaker is not None:
             message += f" (warning only: {weaker[1]})"
         return self.finding(
@@ -930,6 +943,38 @@ def _never_fitted(
     return (f"no call of {method.name} by {', '.join(h.name for h in holders)} ever fitted "
             f"{info.name}.{method.name} in the history of both (since it was written): it is a "
             "method of its own, written to other arguments, that those calls may never reach")
+
+
+def _called_only_there(
+    ctx: RuleContext, info: ClassInfo, method: MethodRecord,
+    failures: list[tuple[ClassInfo, MethodRecord, CallSite]],
+) -> bool:
+    """Whether nothing in the checkout can call ``method`` but the failing ``failures``: no
+    code outside tests names it on another object (``collector.collect()``) or by a string,
+    no class of ``info``'s line hands it on as a value or calls it on ``self`` elsewhere, and
+    no base outside the checkout may call it. A test's class, a dunder (Python calls those)
+    and a constructor (called by the class's name) never qualify."""
+    name, project, refs = method.name, ctx.project, ctx.references
+    if is_dunder(name) or is_test_file(info.file.path) or (
+        name in refs.code_attributes or name in refs.strings
+        or name.startswith(refs.prefix_tuple)
+        or project.unknown_before(info, None, name) is not None
+    ):
+        return False
+    failing = {(holder.fq, caller.name, call.line, call.col) for holder, caller, call in failures}
+    line = project.mro(info)
+    for other in project.classes.values():
+        if name not in other.record.self_refs or not (
+                other in line or info in project.mro(other)):
+            continue
+        if name in other.record.handed:
+            return False
+        own = [(other.fq, caller.name, call.line, call.col)
+               for caller in other.record.methods.values() for call in caller.calls
+               if call.name == name]
+        if not own or any(site not in failing for site in own):
+            return False  # a call that may fit, or a use of it the records do not show
+    return True
 
 
 def _rebinder(project: Project, start: ClassInfo, name: str) -> ClassInfo | None:
