@@ -161,3 +161,39 @@ def test_a_method_left_by_the_removing_commit_fires_whether_or_not_it_rebased_th
                 {"pkg/abc.py": ABC_WITHOUT_HOOK, "pkg/andor.py": CAMERA.replace("BASES", after)})
     found = audited(repo)
     assert CAMERA_KEY in found and found[CAMERA_KEY].severity is Severity.ERROR
+
+
+
+SIBLING = """
+from pkg.core import AsyncCore
+
+
+class Concrete(AsyncCore):
+    def endpoint(self, cmd, **kwarg):
+        return (cmd, kwarg)
+
+
+class TestOLD:
+    class Incomplete(AsyncCore):
+        def endpoint(self, cmd, **kwarg):
+            raise NotImplementedError
+"""
+
+
+def test_a_class_the_removing_commit_gave_the_method_is_no_override_beside_an_old_one(
+    git_repo: Callable[..., GitRepo],
+) -> None:
+    """OctoBot's test module (round 35, rerun): the commit that removed the hook renamed the
+    test holding ``IncompleteTrigger``, so under its new qualified name the class, method
+    and all, is the commit's own (ldap3's rule: the removing commit gave the class the
+    method), while the older ``ConcreteChannelBasedTrigger`` beside it is a stale override.
+    The newer reading (a class of the file with the same bases had the method just before
+    the commit: maybe this one under an older name) must not undo the older one."""
+    repo = git_repo()
+    repo.commit("one", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/mptcp.py": SIBLING})
+    repo.commit("two: the core drops its endpoint hook",
+                {"pkg/core.py": CORE_WITHOUT_HOOK,
+                 "pkg/mptcp.py": SIBLING.replace("TestOLD", "TestNEW")})
+    found = audited(repo)
+    assert "HG001 pkg.mptcp.Concrete.endpoint" in found
+    assert "HG001 pkg.mptcp.TestNEW.Incomplete.endpoint" not in found

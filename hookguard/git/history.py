@@ -628,13 +628,28 @@ class HistoryIndex:
             return False
         return has is not None and had is None
 
+    def gave_method(self, path: str, qualname: str, name: str, commit: str) -> bool:
+        """Whether ``commit`` gave class ``qualname`` of ``path`` its method ``name``: the class
+        is new there, or had no such method before it. A method the commit that removed the
+        hook from a base moved down into the class, with no line of its own changed: ldap3's
+        ``Reader.search``, whose ``class Reader(Cursor):`` line the commit moved above it
+        (first contact, round 22). It never overrode that hook."""
+        blobs = self._around(path, commit)
+        if blobs is None:
+            return False
+        try:
+            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
+            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return has is not None and name in has and (had is None or name not in had)
+
     def lacked_method(self, path: str, qualname: str, name: str, bases: Iterable[str],
                       commit: str) -> bool:
         """Whether class ``qualname`` of ``path`` (with ``bases`` now, dotted as written) had
         no method ``name`` just before ``commit`` (the commit that removed the hook), the file
         being there: the class is newer, or got the method later, whatever the age of the
-        method's lines. It was not written for the hook. ldap3's ``Reader.search``, moved
-        down by the removing commit itself (first contact, round 22); pyroute2's
+        method's lines. It was not written for the hook: pyroute2's
         ``AsyncMPTCP.endpoint``, whose lines belonged to the sync ``MPTCP(SyncAPI)`` while
         the hook existed and came under the hook's owner when a later commit renamed and
         re-based their class (round 35). A class of that file then with the same bases

@@ -534,11 +534,12 @@ class StaleOverride(Rule):
     ) -> bool:
         """Whether history shows the method took its name knowingly, not left behind: its
         lines were all written after the hook had gone, or by the commit that removed it (a
-        method moved down), or its class had no such method just before that commit (a newer
-        class, or one that got the method later, lines carried across a class rename
-        included) (all unless it calls ``super().name()``, written as an override); or that
-        commit wrote its ``def`` line (a method renamed into the freed name). Each is
-        criterion 2 unmet: the override did not exist, as an override, while the hook did."""
+        method moved down), or that commit gave the class the method (a new class, or lines
+        moved into it unchanged), or its class had no such method just before that commit
+        (one that got it later, lines carried across a later class rename included) (all
+        unless it calls ``super().name()``, written as an override); or that commit wrote its
+        ``def`` line (a method renamed into the freed name). Each is criterion 2 unmet: the
+        override did not exist, as an override, while the hook did."""
         change, history = evidence.change, ctx.history
         if change is None or history is None or evidence.kind != "history":
             return False
@@ -546,9 +547,11 @@ class StaleOverride(Rule):
         if change.when and not calls_super and (
             history.written_after(path, method.line, method.end_line, change.when,
                                   change.commit)
-            or (change.commit and history.lacked_method(
-                path, qualname, method.name, [b for b in info.record.bases if b != "?"],
-                change.commit))
+            or (change.commit and (
+                history.gave_method(path, qualname, method.name, change.commit)
+                or history.lacked_method(path, qualname, method.name,
+                                         [b for b in info.record.bases if b != "?"],
+                                         change.commit)))
         ):
             return True
         return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)
