@@ -8,7 +8,9 @@ reach a dead override). Others leave it unlikely: hookguard read the code that d
 case and could not evaluate it, and that code is how the project keeps the case from arising
 (a guard the class may never meet, an annotation broader than the class, a decorator, a
 lookup by name that may still call the override), or the history shows the override was
-written for other calls. Those are held back: reported only with ``--all-warnings``.
+written for other calls. Those are held back: reported only with ``--all-warnings``; so is
+a warning about a dead override that does nothing of its own (``hollow``): whatever else it
+lacks, nothing is lost while it does not run.
 
 This module is the whitelist (``docs/design.md``, "What a warning claims"); rules tag each
 warning with its hedges, and the commands drop, before any report, a warning with a hedge
@@ -50,6 +52,9 @@ class Hedge(str, Enum):
     DECORATOR = "decorator"  # a decorator may change what the override accepts
     OWN_METHOD = "own-method"  # history: no call ever fitted it, a method of its own
     UNLOADABLE = "unloadable"  # its file imports a module of the checkout a commit deleted
+    # not a missing proof but a missing loss: the dead override does nothing of its own (a
+    # no-op, a lone ``raise``, a constant, a field, a forward to another object's method)
+    HOLLOW = "hollow"
 
     @property
     def reported(self) -> bool:

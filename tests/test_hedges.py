@@ -17,6 +17,7 @@ import pytest
 
 from hookguard.findings import Severity
 from hookguard.hedges import Hedge
+from hookguard.model.extract import extract
 from tests.conftest import GitRepo, audited
 
 pytestmark = pytest.mark.usefixtures("private_key_dir")
@@ -72,16 +73,16 @@ def test_a_warning_the_checkout_leans_against_is_held_back_unless_asked(
     assert shown[key]["evidence"]["hedges"] == ["annotation"]
 
 
-def _lost_hook(repo: GitRepo, before: str, after: str) -> None:
+def _lost_hook(repo: GitRepo, before: str, after: str, body: str = "self.saved = True") -> None:
     """``Base`` loses ``on_epoch_end`` and its call; its class line reads ``before`` in the
-    first commit and ``after`` in the removing one."""
+    first commit and ``after`` in the removing one; ``Sub``'s override runs ``body``."""
     base = ("from framework import Callback, Template\n\n\n" + before +
             "    def run(self):\n        self.on_epoch_end()\n\n"
             "    def on_epoch_end(self):\n        pass\n")
     repo.commit("base", {
         "pkg/__init__.py": "", "pkg/base.py": base,
         "pkg/sub.py": "from pkg.base import Base\n\n\nclass Sub(Base):\n"
-                      "    def on_epoch_end(self):\n        self.saved = True\n",
+                      f"    def on_epoch_end(self):\n        {body}\n",
     })
     repo.commit("Drop on_epoch_end", {"pkg/base.py": base.replace(before, after).replace(
         "    def run(self):\n        self.on_epoch_end()\n\n"
@@ -95,6 +96,45 @@ def test_an_external_base_warning_is_reported(git_repo: Callable[..., GitRepo]) 
     _lost_hook(repo, "class Base(Callback):\n", "class Base(Callback):\n")
     shown = warnings_of(audit_json(repo.root))
     assert shown["HG001 pkg.sub.Sub.on_epoch_end"]["evidence"]["hedges"] == ["external-base"]
+
+
+@pytest.mark.parametrize(("body", "reported"), [
+    ("self.saved = True", True),  # behaviour of its own, lost while it does not run
+    ("pass", False),
+    ("raise NotImplementedError", False),
+    ("return 0", False),
+    ("return self.saved", False),
+    ("return self.recorder.flush()", True),  # another method: work of its own
+])
+def test_a_warning_about_a_hollow_dead_override_is_held_back(
+    git_repo: Callable[..., GitRepo], body: str, reported: bool,
+) -> None:
+    """earthkit-data's dead forwarders (first contact, round 36): reported as `external-base`
+    and `other-receivers` warnings, accurate and idle: an override that does nothing of its
+    own loses nothing while it does not run. The warning stays, held back (`hollow`)."""
+    repo = git_repo()
+    _lost_hook(repo, "class Base(Callback):\n", "class Base(Callback):\n", body)
+    key = "HG001 pkg.sub.Sub.on_epoch_end"
+    found = audited(repo)[key]
+    assert found.severity is Severity.WARNING
+    assert (Hedge.HOLLOW.value in found.evidence["hedges"]) is not reported
+    assert (key in warnings_of(audit_json(repo.root))) is reported
+
+
+@pytest.mark.parametrize(("body", "hollow"), [
+    ("return self._reader.order_by(*args, **kwargs)", True),
+    ("return await self.client.order_by(*args)", True),
+    ("make_merger(self.sources).order_by(*args)", True),
+    ("return self.order_by(*args)", False),  # itself: recursion, not a forward
+    ("return self._reader.sort(*args)", False),  # another method: work of its own
+    ('"""Doc."""\n        return None', True),
+    ("x = 1\n        return x", False),
+    ("return emptybytes", True),  # whoosh's Existence.encode: a global as it is
+])
+def test_which_bodies_are_hollow(body: str, hollow: bool) -> None:
+    source = f"class Source:\n    async def order_by(self, *args, **kwargs):\n        {body}\n"
+    record = extract("m.py", "m", False, source.encode())
+    assert record.classes[0].methods["order_by"].hollow is hollow
 
 
 def test_a_hook_that_moved_into_the_framework_base_the_commit_added_is_no_finding(

@@ -1053,6 +1053,7 @@ class _FileExtractor:
             returns=_returned_field(body, self_name),
             placeholder=len(body) == 1 and isinstance(body[0], ast.Raise)
             and _not_implemented(body[0].exc),
+            hollow=_hollow(body, node.name, self_name),
         )
 
     def _qualify(self, dotted: str) -> str:
@@ -1316,6 +1317,33 @@ def _exits(stmt: ast.If) -> bool:
     return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
             and isinstance(last.value.func, ast.Attribute)
             and last.value.func.attr in ("skip", "skipTest"))
+
+
+def _hollow(body: list[ast.stmt], name: str, self_name: str | None) -> bool:
+    """Whether the body (past its docstring) does nothing of its own: it does nothing
+    (:func:`_does_nothing`), or is one ``raise``, or returns a constant, a bare name
+    (whoosh's ``return emptybytes``) or a field of ``self``, or hands its call to the method
+    of the same name on another object (``return self._reader.order_by(*args, **kwargs)``,
+    awaited or not)."""
+    if all(_does_nothing(stmt) for stmt in body):
+        return True
+    if len(body) != 1:
+        return False
+    stmt = body[0]
+    if isinstance(stmt, ast.Raise):
+        return True
+    value = stmt.value if isinstance(stmt, (ast.Return, ast.Expr)) else None
+    if isinstance(value, ast.Await):
+        value = value.value
+    if isinstance(value, (ast.Constant, ast.Name)):
+        return True  # a constant, a global or an argument as it came
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return value.value.id == self_name
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        receiver = value.func.value
+        return value.func.attr == name and not (
+            isinstance(receiver, ast.Name) and receiver.id == self_name)
+    return False
 
 
 def _does_nothing(stmt: ast.stmt) -> bool:

@@ -108,6 +108,9 @@ class MethodRecord:
     refuses: bool = False
     returns: str | None = None  # the body is ``return self.<returns>``: an accessor of that field
     placeholder: bool = False  # the body is a lone ``raise NotImplementedError``: to be filled
+    # the body does nothing of its own: nothing, a lone ``raise``, ``return`` of a constant, a
+    # bare name or a field of ``self``, or a forward to the same-named method of another object
+    hollow: bool = False
 
     @property
     def bound_params(self) -> tuple[Param, ...]:

@@ -459,6 +459,8 @@ class StaleOverride(Rule):
             )
         if severity is Severity.WARNING and reasons:
             headline += f" (warning only: {reasons[0][1]})"
+            if method.hollow:  # a proof missing, and nothing lost either way: held back
+                reasons.append((Hedge.HOLLOW, "it does nothing of its own"))
         # Last, as they cost git calls: only a finding that would otherwise be reported asks.
         if self._named_knowingly(ctx, info, method, evidence, calls_super):
             return None
