@@ -321,6 +321,7 @@ class HistoryIndex:
         self.git_logs = 0
         self.blobs_parsed = 0  # history blobs parsed (one per distinct content and file)
         self._commit_patches: dict[str, bytes] = {}
+        self._blames: dict[tuple[str, int, int], list[tuple[str, int]]] = {}
         self._workers: _Workers | None = None  # the current batch's (lost_methods_many)
         self._prefetched: _Prefetch | None = None
         # past_classes' parses, by text and by (path, blob, class, word): one run's candidates
@@ -711,35 +712,52 @@ class HistoryIndex:
         change that removed it (a method moved down into a new subclass): a method that reuses
         an old name knowingly, not a forgotten override. Uncommitted lines prove nothing.
         """
-        try:
-            out = self.repo.git("blame", "--porcelain", "-L", f"{start},{end}", "--", path)
-        except GitError:
-            return False
         times: list[int] = []
-        commit = b""
-        for line in out.split(b"\n"):
-            if _BLAME_HEADER.match(line):
-                commit = line[:40]
-            elif line.startswith(b"committer-time ") and commit.strip(b"0"):
-                written = int(line.split()[1])
-                sha = commit.decode("ascii")
-                if change and (sha == change or (written == when and self._descends(sha, change))):
-                    written = when + 1  # the change itself, or a commit on top of it that
-                    # bears its second (a rebased series)
-                times.append(written)
+        for sha, written in dict(self._blame(path, start, end)).items():
+            if not sha.strip("0"):
+                continue  # uncommitted
+            if change and (sha == change or (written == when and self._descends(sha, change))):
+                written = when + 1  # the change itself, or a commit on top of it that bears
+                # its second (a rebased series)
+            times.append(written)
         return bool(times) and min(times) > when
 
-    def wrote_line(self, path: str, line: int, change: str) -> bool:
+    def wrote_line(self, path: str, line: int, change: str,
+                   within: tuple[int, int] | None = None) -> bool:
         """Whether ``path``'s committed ``line`` was last written by ``change`` (the commit that
         removed the hook): a method whose ``def`` that commit wrote, under this name, was named
         knowingly (qtile's ``cmd_add`` renamed ``add`` in the commit that took ``add`` off the
-        base, first contact, round 4)."""
+        base, first contact, round 4). ``within``: the lines of the method around it, blamed
+        once for this and :meth:`written_after`."""
+        start, end = within if within is not None and within[0] <= line <= within[1] else (
+            line, line)
+        lines = self._blame(path, start, end)
+        index = line - start
+        return 0 <= index < len(lines) and lines[index][0] == change
+
+    def _blame(self, path: str, start: int, end: int) -> list[tuple[str, int]]:
+        """Each line of ``path[start:end]`` as (commit, its committer time), from one ``git
+        blame`` kept for the run; nothing where git cannot blame them."""
+        key = (path, start, end)
+        found = self._blames.get(key)
+        if found is not None:
+            return found
+        found = []
         try:
-            out = self.repo.git("blame", "--porcelain", "-L", f"{line},{line}", "--", path)
+            out = self.repo.git("blame", "--porcelain", "-L", f"{start},{end}", "--", path)
         except GitError:
-            return False
-        header = _BLAME_HEADER.match(out)
-        return header is not None and out[:40].decode("ascii") == change
+            out = b""
+        when: dict[str, int] = {}
+        sha = ""
+        for raw in out.split(b"\n"):
+            if _BLAME_HEADER.match(raw):
+                sha = raw[:40].decode("ascii")
+                found.append((sha, when.get(sha, 0)))
+            elif raw.startswith(b"committer-time ") and sha:
+                when[sha] = int(raw.split()[1])
+        found = [(sha, when.get(sha, time)) for sha, time in found]
+        self._blames[key] = found
+        return found
 
     def past_classes(
         self, wanted: Mapping[str, Collection[str]], limit: int = 60, follow: bool = False,

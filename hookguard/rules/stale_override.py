@@ -556,7 +556,8 @@ class StaleOverride(Rule):
                                          change.commit)))
         ):
             return True
-        return bool(change.commit) and history.wrote_line(path, method.def_line, change.commit)
+        return bool(change.commit) and history.wrote_line(
+            path, method.def_line, change.commit, within=(method.line, method.end_line))
 
     @staticmethod
     def _called_knowingly(
