@@ -924,9 +924,11 @@ class _FileExtractor:
                 attributes.add(stmt.name)
                 self._class(stmt, f"{qualname}.", in_function)
             else:
-                # ``readOnly = property(fget=isReadOnly)``: a method handed on as a value
-                named.update(n.id for n in ast.walk(stmt)
-                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+                # ``readOnly = property(fget=isReadOnly)``: a method handed on as a value (a
+                # docstring or ``NAME = <constant>`` loads no name: not walked)
+                if not _loads_nothing(stmt):
+                    named.update(n.id for n in ast.walk(stmt)
+                                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
                 bound = list(_bound_names(stmt))
                 flag = _literal_flag(stmt)
                 for name in bound:
@@ -1317,6 +1319,14 @@ def _exits(stmt: ast.If) -> bool:
     return (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
             and isinstance(last.value.func, ast.Attribute)
             and last.value.func.attr in ("skip", "skipTest"))
+
+
+def _loads_nothing(stmt: ast.stmt) -> bool:
+    """A docstring, or ``NAME = <constant>`` (targets all plain names): no name is read."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)
+    return isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and all(
+        isinstance(target, ast.Name) for target in stmt.targets)
 
 
 def _hollow(body: list[ast.stmt], name: str, self_name: str | None) -> bool:

@@ -59,6 +59,7 @@ class References:
     _self_users: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
     _opened: dict[str, str] | None = field(default=None, repr=False)
     _member_callers: dict[str, list[ClassInfo]] | None = field(default=None, repr=False)
+    _member_held: dict[str, list[ClassInfo]] = field(default_factory=dict, repr=False)
 
     def opened(self, info: ClassInfo) -> str | None:
         """Where a class in ``info``'s MRO is given methods by ``setattr(Cls, <computed
@@ -153,15 +154,18 @@ class References:
                 if holder.record.member_calls and not is_test_file(holder.file.path):
                     for called in holder.record.member_calls:
                         self._member_callers.setdefault(called, []).append(holder)
+        held = self._member_held.get(name)
+        if held is None:  # the classes those members hold: the same for every ``info``
+            held = self._member_held[name] = list(dict.fromkeys(
+                found for holder in self._member_callers.get(name, ())
+                for found in _member_classes(project, holder, [
+                    call.explicit_base for method in holder.record.methods.values()
+                    for call in method.calls
+                    if call.receiver == "member" and call.name == name])))
+        if not held:
+            return False
         line = project.mro(info)
-        for holder in self._member_callers.get(name, ()):
-            members = [call.explicit_base for method in holder.record.methods.values()
-                       for call in method.calls
-                       if call.receiver == "member" and call.name == name]
-            for held in _member_classes(project, holder, members):
-                if held in line or info in project.mro(held):
-                    return True
-        return False
+        return any(node in line or info in project.mro(node) for node in held)
 
     def used_elsewhere(self, name: str, info: ClassInfo) -> bool:
         """Whether ``name`` is a step of other classes' code: classes outside ``info``'s line
