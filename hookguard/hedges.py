@@ -4,7 +4,9 @@ reported by default.
 A rule that cannot prove a finding says which proof is missing. Some missing proofs leave the
 finding likely: the one thing hookguard could not read decides it (a base outside the
 checkout), or the one thing it could not type (the receiver of a member call that may still
-reach a dead override). Others leave it unlikely: hookguard read the code that decides the
+reach a dead override), or either way it points at something to change (``orphaned``: a
+method no call of its base ever fitted, with no other caller left, is dead code or the
+failing call is what runs it). Others leave it unlikely: hookguard read the code that decides the
 case and could not evaluate it, and that code is how the project keeps the case from arising
 (a guard the class may never meet, an annotation broader than the class, a decorator, a
 lookup by name that may still call the override), or the history shows the override was
