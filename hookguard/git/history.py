@@ -619,15 +619,8 @@ class HistoryIndex:
         """Whether ``commit`` itself added class ``qualname`` to ``path`` (the file was there
         before without it, and has it after): a class the change that removed a hook wrote,
         knowing the hook was gone (a method moved down into a new subclass)."""
-        blobs = self._around(path, commit)
-        if blobs is None:
-            return False
-        try:
-            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
-            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        return has is not None and had is None
+        around = self._methods_around(path, qualname, commit)
+        return around is not None and around[1] is not None and around[0] is None
 
     def gave_method(self, path: str, qualname: str, name: str, commit: str) -> bool:
         """Whether ``commit`` gave class ``qualname`` of ``path`` its method ``name``: the class
@@ -635,15 +628,24 @@ class HistoryIndex:
         hook from a base moved down into the class, with no line of its own changed: ldap3's
         ``Reader.search``, whose ``class Reader(Cursor):`` line the commit moved above it
         (first contact, round 22). It never overrode that hook."""
+        around = self._methods_around(path, qualname, commit)
+        if around is None:
+            return False
+        had, has = around
+        return has is not None and name in has and (had is None or name not in had)
+
+    def _methods_around(self, path: str, qualname: str, commit: str
+                        ) -> tuple[set[str] | None, set[str] | None] | None:
+        """Class ``qualname``'s method names in ``path`` before ``commit`` and at it (None
+        for a side without the class), or None where either file is missing or unreadable."""
         blobs = self._around(path, commit)
         if blobs is None:
-            return False
+            return None
         try:
-            had = class_methods(parse_quietly(blobs[0], path)).get(qualname)
-            has = class_methods(parse_quietly(blobs[1], path)).get(qualname)
+            return (class_methods(parse_quietly(blobs[0], path)).get(qualname),
+                    class_methods(parse_quietly(blobs[1], path)).get(qualname))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-        return has is not None and name in has and (had is None or name not in had)
+            return None
 
     def lacked_method(self, path: str, qualname: str, name: str, bases: Iterable[str],
                       commit: str) -> bool:
