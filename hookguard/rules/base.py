@@ -196,6 +196,15 @@ class References:
     def prefix_tuple(self) -> tuple[str, ...]:
         return tuple(self.prefixes)
 
+    @cached_property
+    def handed(self) -> frozenset[str]:
+        """The names some class of the checkout hands on as values (``ClassRecord.handed``):
+        only those are worth asking a class's line about."""
+        project = self.project
+        if project is None:
+            return frozenset()
+        return frozenset().union(*(info.record.handed for info in project.classes.values()))
+
     def outside(
         self, name: str, family: set[str], has: Callable[[str], bool] = lambda _: False
     ) -> tuple[Hedge, str] | None:

@@ -265,7 +265,8 @@ class StaleOverride(Rule):
                 a.fq in dead and not _uses_itself(a, a.record.methods[name]))
                for a in ctx.project.ancestors(info) if isinstance(a, ClassInfo)):
             return True  # a base still calls it on self: the override runs
-        if any(name in c.record.handed for c in (info, *ctx.project.descendants(info))):
+        if name in refs.handed and any(
+                name in c.record.handed for c in (info, *ctx.project.descendants(info))):
             # handed on as a value (``show_callback=self.on_show``, ``property(fget=...)``):
             # what receives it calls it, hook or not (first contact, round 31: nicotine-plus)
             return True
