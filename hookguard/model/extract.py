@@ -14,7 +14,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
-from typing import cast
+from typing import Any, cast
 
 from hookguard.model.records import (
     Assignment,
@@ -60,6 +60,25 @@ def walk(root: ast.AST, prune: frozenset[int] | set[int] = frozenset()) -> Itera
                         push(item)
             elif isinstance(value, node_type):
                 push(value)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statements(root: ast.AST) -> Iterator[ast.AST]:
+    """``root`` and every statement under it (with the ``except`` handlers and ``case``
+    clauses that hold some), in no particular order: the lists of statements only, never an
+    expression, which holds none. What :func:`walk` would find of them, at a fraction of
+    the nodes."""
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        yield node
+        for field in _BLOCKS:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend(value)
 
 
 def dotted_name(node: ast.expr) -> str | None:
@@ -252,18 +271,7 @@ class _FileReferences:
         }
         if not candidates:
             return {}
-        stores: dict[str, int] = {}
-        for node in walk(tree):  # any other way the name is bound disqualifies it
-            kind = type(node)
-            if kind is ast.Name and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-                name = node.id  # type: ignore[attr-defined]
-                stores[name] = stores.get(name, 0) + 1
-            elif kind is ast.arg:
-                candidates.discard(node.arg)  # type: ignore[attr-defined]
-            elif kind in _NAMED_BINDINGS:
-                candidates.discard(getattr(node, "name", None) or getattr(node, "rest", "") or "")
-            elif kind in (ast.Global, ast.Nonlocal):
-                candidates.difference_update(node.names)  # type: ignore[attr-defined]
+        stores = _count_stores(tree, candidates)
         found: dict[str, set[str]] = {}
         for name in candidates:
             if stores.get(name, 0) != self.made_count[name]:
@@ -411,9 +419,7 @@ class _MethodScanner:
             return
         if isinstance(stmt, ast.If):
             self._expr(stmt.test, condition)
-            test = (ast.unparse(stmt.test)
-                    if self._mentions_self(stmt) or _is_mode_check(stmt.test)
-                    or _is_feature_probe(stmt.test, self.receivers) else None)
+            test = ast.unparse(stmt.test) if _telling(stmt.test, self.receivers) else None
             inner = test if condition is None or test is None else f"{condition} and {test}"
             narrowed = _isinstance_narrowing(stmt.test)
             saved = {name: self.narrowed.get(name) for name in narrowed}
@@ -457,17 +463,24 @@ class _MethodScanner:
                     )
                 if isinstance(target, ast.Attribute) and self._is_self(target.value):
                     self._member(target.attr, stmt)
-        for node in ast.iter_child_nodes(stmt):
-            if isinstance(node, ast.stmt):
-                self._stmt(node, condition)
-            elif isinstance(node, ast.expr):
-                self._expr(node, condition)
-            else:
-                for sub in ast.iter_child_nodes(node):
-                    if isinstance(sub, ast.stmt):
-                        self._stmt(sub, condition)
-                    elif isinstance(sub, ast.expr):
-                        self._expr(sub, condition)
+        kind = type(stmt)
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = _child_fields(kind)
+        for field in fields:  # (what ``ast.iter_child_nodes`` gives, in its order)
+            value: Any = getattr(stmt, field, None)
+            nodes: Iterable[Any] = value if type(value) is list else (value,)
+            for node in nodes:
+                if isinstance(node, ast.stmt):
+                    self._stmt(node, condition)
+                elif isinstance(node, ast.expr):
+                    self._expr(node, condition)
+                elif isinstance(node, ast.AST):  # (``with`` items, import aliases...)
+                    for sub in ast.iter_child_nodes(node):
+                        if isinstance(sub, ast.stmt):
+                            self._stmt(sub, condition)
+                        elif isinstance(sub, ast.expr):
+                            self._expr(sub, condition)
 
     def _member(self, attr: str, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         """What ``self.attr`` holds after ``stmt``, when the code names a class for it."""
@@ -490,16 +503,8 @@ class _MethodScanner:
             self.constructed.setdefault(attr, set()).add(held)
 
     def _mentions_self(self, stmt: ast.If) -> bool:
-        for node in walk(stmt.test):
-            if isinstance(node, ast.Attribute) and self._is_receiver(node.value):
-                return True
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and _is_super_call(node.func.value)
-            ):
-                return True
-        return False
+        receivers = self.receivers
+        return any(_on_receiver(node, receivers) for node in walk(stmt.test))
 
     def _self_targets(self, target: ast.expr) -> Iterator[tuple[str, int]]:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -1131,6 +1136,45 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
 
 
+def _count_stores(tree: ast.AST, candidates: set[str]) -> dict[str, int]:
+    """How many times each of ``candidates`` is assigned (a ``Name`` stored) in ``tree``; a
+    candidate bound any other way (a parameter, a ``def``/``class``/``except``/``match``
+    name, ``global``/``nonlocal``) is taken out of ``candidates``.
+
+    A walk like :meth:`_FileExtractor._scan_references`'s: names and constants, a third of the
+    nodes, are looked at where they are met and never pushed.
+    """
+    stores: dict[str, int] = {}
+    children = _CHILD_FIELDS
+    stack: list[ast.AST] = [tree]
+    pop, push, node_type = stack.pop, stack.append, ast.AST
+    name_type, constant_type, store_type = ast.Name, ast.Constant, ast.Store
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is ast.arg:
+            candidates.discard(node.arg)  # type: ignore[attr-defined]
+        elif kind in _NAMED_BINDINGS:
+            candidates.discard(getattr(node, "name", None) or getattr(node, "rest", "") or "")
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            candidates.difference_update(node.names)  # type: ignore[attr-defined]
+        fields = children.get(kind)
+        if fields is None:
+            fields = children[kind] = _child_fields(kind)
+        for field in fields:
+            value: Any = getattr(node, field, None)
+            items: Iterable[Any] = value if type(value) is list else (value,)
+            for item in items:
+                item_kind = type(item)
+                if item_kind is name_type:
+                    if type(item.ctx) is store_type:
+                        name = item.id
+                        stores[name] = stores.get(name, 0) + 1
+                elif item_kind is not constant_type and isinstance(item, node_type):
+                    push(item)
+    return stores
+
+
 @dataclasses.dataclass
 class Fallbacks:
     """``if hasattr(c, "new"): c.new(...)`` / ``elif hasattr(c, "old"): c.old(...)``.
@@ -1162,7 +1206,7 @@ def hasattr_fallbacks(tree: ast.AST) -> Fallbacks:
     """The ``hasattr`` fallbacks in ``tree`` (see :class:`Fallbacks`)."""
     found = Fallbacks()
     inside: set[int] = set()  # ids of the string and attribute nodes in fallback branches
-    for node in walk(tree):
+    for node in statements(tree):
         if not isinstance(node, ast.If) or len(node.orelse) != 1:
             continue
         fallback = node.orelse[0]
@@ -1230,30 +1274,50 @@ def _returned_field(body: list[ast.stmt], self_name: str | None) -> str | None:
 _MODES = frozenset({"is_scripting", "is_tracing", "is_compiling", "TYPE_CHECKING"})
 
 
-def _is_mode_check(test: ast.expr) -> bool:
-    """``if torch.jit.is_scripting():`` and the like: the branch runs in another mode of the
-    program (TorchScript, tracing, compilation, type checking), not for every call."""
+def _telling(test: ast.expr, receivers: Collection[str]) -> bool:
+    """Whether an ``if`` test is written out as the condition of the calls under it, in one
+    walk of the test: it reads the method's receiver or calls through ``super()``
+    (:func:`_on_receiver`); it checks a mode of the program (``torch.jit.is_scripting()``
+    and the like: TorchScript, tracing, compilation, type checking; the branch runs in
+    another mode, not for every call); or it probes an object other than the receiver for a
+    feature (``getattr(config, "target_parameters", [])``, ``hasattr(config, "x")``: the
+    branch runs only for objects that have it, which the code expects some not to have)."""
     for node in walk(test):
-        target = node.func if isinstance(node, ast.Call) else node
-        if isinstance(target, (ast.Name, ast.Attribute)):
-            name = dotted_name(target)
-            if name is not None and name.rsplit(".", 1)[-1] in _MODES:
+        kind = type(node)
+        if _on_receiver(node, receivers):
+            return True
+        if kind is ast.Name:  # (a mode named; a call's callee is walked too)
+            if node.id in _MODES:  # type: ignore[attr-defined]
                 return True
-    return False
-
-
-def _is_feature_probe(test: ast.expr, receivers: Collection[str]) -> bool:
-    """``if getattr(config, "target_parameters", []):`` or ``hasattr(config, "x")`` on an
-    object other than ``self``: the branch runs only for objects that have the feature, which
-    the code itself expects some not to have."""
-    for node in walk(test):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
-                and (node.func.id == "hasattr" or len(node.args) == 3)
-                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in receivers)):
+        elif kind is ast.Attribute:
+            if node.attr in _MODES and dotted_name(node) is not None:  # type: ignore[attr-defined,arg-type]
+                return True
+        elif kind is ast.Call and _probes(node, receivers):  # type: ignore[arg-type]
             return True
     return False
+
+
+def _on_receiver(node: ast.AST, receivers: Collection[str]) -> bool:
+    """An attribute of the method's receiver (``self.x``), or a call of one through
+    ``super()``."""
+    kind = type(node)
+    if kind is ast.Attribute:
+        value = node.value  # type: ignore[attr-defined]
+        return type(value) is ast.Name and value.id in receivers
+    if kind is ast.Call:
+        func = node.func  # type: ignore[attr-defined]
+        return type(func) is ast.Attribute and _is_super_call(func.value)
+    return False
+
+
+def _probes(node: ast.Call, receivers: Collection[str]) -> bool:
+    """``getattr(obj, "name", default)`` or ``hasattr(obj, "name")`` on an ``obj`` other
+    than the receiver."""
+    func, args = node.func, node.args
+    return (isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and len(args) >= 2
+            and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+            and (func.id == "hasattr" or len(args) == 3)
+            and not (isinstance(args[0], ast.Name) and args[0].id in receivers))
 
 
 def _isinstance_narrowing(test: ast.expr) -> dict[str, str]:
