@@ -263,30 +263,31 @@ def methods_naming(segment: bytes, word: str) -> bytes | None:
     blocks of its body (a method with its decorators, or any other statement) whose text
     holds ``word`` as a word, or None where the body's indentation cannot be told. What a
     rule asks about a hook's calls and its override is in those blocks; the rest of a large
-    class need not be parsed (sympy's ``StrPrinter``: hundreds of versions)."""
+    class need not be parsed (sympy's ``StrPrinter``: hundreds of versions).
+
+    Read as bytes: a block starts at a line (not the first) indented exactly as the body's
+    shallowest ``def`` and not blank or a comment; each piece kept is whole lines, joined by
+    newlines, with ``pass`` after the last (a body left empty stays a class)."""
     indents = {m.group(1) for m in _INDENTED_DEF.finditer(segment)}
     if not indents:
         return None
     body = min(indents, key=len)
-    pattern = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
-    lines = segment.split(b"\n")
-    starts = [i for i, line in enumerate(lines)
-              if i and line.startswith(body) and line[len(body):len(body) + 1] not in (
-                  b" ", b"\t", b"", b"#")]
+    starts = [m.start() + 1 for m in
+              re.finditer(rb"\n" + re.escape(body) + rb"[^ \t#\n]", segment)]
     if not starts:
         return None
-    kept = lines[:starts[0]]
-    block: list[bytes] = []
-    decorated: list[bytes] = []
+    pattern = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
+    kept = [segment[:starts[0] - 1]]
+    first: int | None = None  # where the decorators before a block began
     for index, start in enumerate(starts):
-        end = starts[index + 1] if index + 1 < len(starts) else len(lines)
-        block = lines[start:end]
-        if block[0][len(body):].startswith(b"@"):
-            decorated += block  # (a decorator line: it goes with the block that follows)
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(segment)
+        if segment.startswith(b"@", start + len(body)):
+            first = start if first is None else first  # (it goes with the block that follows)
             continue
-        block, decorated = decorated + block, []
-        if pattern.search(b"\n".join(block)):
-            kept += block
+        block = segment[start if first is None else first:end]
+        first = None
+        if pattern.search(block):
+            kept.append(block)
     kept.append(body + b"pass")
     return b"\n".join(kept) + b"\n"
 
