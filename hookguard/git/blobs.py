@@ -237,7 +237,8 @@ DefOwners = dict[bytes, dict[bytes, int]]
 
 @lru_cache(maxsize=256)
 def _class_head(name: str) -> re.Pattern[bytes]:
-    return re.compile(rb"(?:^|\n)class[ \t]+" + re.escape(name.encode()) + rb"\b")
+    # (a literal first: ``re`` searches for it in C; the line start is checked after)
+    return re.compile(rb"class[ \t]+" + re.escape(name.encode()) + rb"\b")
 
 
 def class_segment(data: bytes, name: str) -> bytes | None:
@@ -245,17 +246,30 @@ def class_segment(data: bytes, name: str) -> bytes | None:
     column 0 to the next line that starts in column 0), or None when there is no such line
     or more than one. What it holds can be parsed alone: a line of the class that starts in
     column 0 (a string's continuation) cuts it short, and then the parse fails."""
-    head = _class_head(name)
-    matches = head.finditer(data)
-    match = next(matches, None)
-    if match is None or next(matches, None) is not None:
+    heads = [m for m in _class_head(name).finditer(data)
+             if m.start() == 0 or data[m.start() - 1] == 10]  # (at a line's start: b"\n")
+    if len(heads) != 1:
         return None
-    start = match.start() + (1 if data[match.start():match.start() + 1] == b"\n" else 0)
-    following = _TOP_LINE.search(data, match.end())
+    start = heads[0].start()
+    following = _TOP_LINE.search(data, heads[0].end())
     return data[start:following.start() + 1 if following else len(data)]
 
 
-_INDENTED_DEF = re.compile(rb"^([ \t]+)(?:async[ \t]+)?def[ \t]", re.MULTILINE)
+_DEF_WORD = re.compile(rb"def[ \t]")
+_DEF_INDENT = re.compile(rb"([ \t]+)(?:async[ \t]+)?")
+
+
+def _def_indents(segment: bytes) -> set[bytes]:
+    """The indentations of the indented ``def`` lines (``async def`` too) in ``segment``:
+    each ``def`` found by its word (a search ``re`` runs in C), kept where only blanks (and
+    ``async``) precede it on its line."""
+    indents = set()
+    for match in _DEF_WORD.finditer(segment):
+        at = match.start()
+        head = _DEF_INDENT.fullmatch(segment, segment.rfind(b"\n", 0, at) + 1, at)
+        if head is not None:
+            indents.add(head.group(1))
+    return indents
 
 
 def methods_naming(segment: bytes, word: str) -> bytes | None:
@@ -268,7 +282,7 @@ def methods_naming(segment: bytes, word: str) -> bytes | None:
     Read as bytes: a block starts at a line (not the first) indented exactly as the body's
     shallowest ``def`` and not blank or a comment; each piece kept is whole lines, joined by
     newlines, with ``pass`` after the last (a body left empty stays a class)."""
-    indents = {m.group(1) for m in _INDENTED_DEF.finditer(segment)}
+    indents = _def_indents(segment)
     if not indents:
         return None
     body = min(indents, key=len)
