@@ -4,9 +4,12 @@ outline that rules old versions out before full extraction, and the batch of old
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from hookguard.git.blobs import PARALLEL_THRESHOLD, BlobJob, classes_of, def_pairs
 from hookguard.git.history import HistoryIndex, _Workers
@@ -264,6 +267,30 @@ def test_past_classes_cut_out_each_class_and_agree_with_whole_file_parses(
     newest = next(iter(history.past_classes({"pkg/a.py": {"Base"}}, limit=1)))
     assert newest["pkg/a.py"].keys() == {"Base"}
     assert list(history.past_classes({"no/such.py": {"Base"}})) == []
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12),
+                    reason="`type X = ...` parses natively from Python 3.12: nothing to repair")
+def test_past_classes_repair_newer_grammar_only_in_versions_recent_enough_to_hold_it(
+    git_repo: Callable[..., GitRepo], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A version read whole (its class head twice at column 0: no cut) that this Python
+    cannot parse is repaired as newer Python only where its commit is recent enough to use
+    any (``newer_grammar_possible``, as the HG001 history reads): a 2015 version stays
+    unreadable, a version of today is read."""
+    source = ("type Alias = int\n\n\nclass Base:\n    def step(self):\n        pass\n\n\n"
+              "class Base:\n    def step(self, n):\n        pass\n")
+    repo = git_repo()
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1420070400 +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1420070400 +0000")
+    repo.commit("in 2015", {"pkg/old.py": source})
+    monkeypatch.delenv("GIT_AUTHOR_DATE")
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    repo.commit("today", {"pkg/new.py": source})
+    history = HistoryIndex(Repo(repo.root))
+    for path, expected in (("pkg/old.py", set()), ("pkg/new.py", {"Base"})):
+        (version,) = history.past_classes({path: {"Base"}}, limit=10, naming="step")
+        assert set(version[path]) == expected
 
 
 def test_a_class_cut_to_the_methods_naming_a_hook_reads_as_the_whole_class_does() -> None:

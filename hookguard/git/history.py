@@ -36,6 +36,7 @@ from hookguard.git.blobs import (
     classes_of,
     close_readers,
     methods_naming,
+    newer_grammar_possible,
     outline_of,
     scan_defs,
 )
@@ -327,13 +328,15 @@ class HistoryIndex:
         # past_classes' parses, by text and by (path, blob, class, word): one run's candidates
         # share files
         self._past_parsed: dict[bytes, dict[str, ClassRecord]] = {}
-        self._past_by_blob: dict[tuple[str, str, str, str | None], dict[str, ClassRecord]] = {}
+        self._past_by_blob: dict[tuple[str, str, str, str | None, bool],
+                                 dict[str, ClassRecord]] = {}
         self._moves: dict[str, tuple[bool, bool]] = {}  # moved_in's answers, by path
         # _timeline's answers: candidates of one class family ask about the same files
         self._timelines: dict[tuple[tuple[str, ...], int, bool], list[
             tuple[str, dict[str, str]]]] = {}
         # _touched's logs, by names and limit; _follow_source's answers, by commit and name
         self._logs: dict[tuple[frozenset[str], int], list[tuple[str, dict[str, str]]]] = {}
+        self._times: dict[str, int] = {}  # each commit _touched listed: its committer time
         self._sources: dict[tuple[str, str], str | None] = {}
 
     def prefetch(self, workers: int | None = None) -> Executor | None:
@@ -773,8 +776,9 @@ class HistoryIndex:
         each class holds only the methods whose text holds that word (the rest of a large
         class is not parsed). Each version's
         top-level class is cut out of the file and parsed alone, once per distinct text
-        (commits to the rest of the file cost one search), else the whole version; nothing
-        is imported."""
+        (commits to the rest of the file cost one search), else the whole version, repaired
+        as newer Python only where its commit is recent enough to hold any; nothing is
+        imported."""
         paths = list(wanted)
         key = (tuple(paths), limit, follow)
         timeline = self._timelines.get(key)
@@ -786,13 +790,19 @@ class HistoryIndex:
         parsed = self._past_parsed  # (kept for the run: candidates share files)
         by_blob = self._past_by_blob
 
-        def classes(path: str, sha: str, data: bytes, top: str) -> dict[str, ClassRecord]:
-            known = by_blob.get((path, sha, top, naming))
+        def classes(path: str, sha: str, data: bytes, top: str, when: int
+                    ) -> dict[str, ClassRecord]:
+            # (a file read whole is repaired as newer Python only where its commit is recent
+            # enough to hold any: newer_grammar_possible, as the HG001 history reads)
+            repairable = newer_grammar_possible(when)
+            known = by_blob.get((path, sha, top, naming, repairable))
             if known is None:
-                known = by_blob[(path, sha, top, naming)] = read(path, data, top)
+                known = by_blob[(path, sha, top, naming, repairable)] = read(
+                    path, data, top, repairable)
             return known
 
-        def read(path: str, data: bytes, top: str) -> dict[str, ClassRecord]:
+        def read(path: str, data: bytes, top: str, repairable: bool
+                 ) -> dict[str, ClassRecord]:
             segment = class_segment(data, top)
             if segment is not None and naming is not None:
                 reduced = methods_naming(segment, naming)
@@ -806,18 +816,18 @@ class HistoryIndex:
                             path, "", path.endswith("__init__.py"), reduced, repair=False)) or {}
                     if found:
                         return found  # (else it did not parse alone: the whole class)
-            key = b"s" + path.encode("utf-8", "surrogateescape") + b"\0" + (
-                segment if segment is not None else b"f" + data)
+            key = (b"s" if repairable else b"o") + path.encode("utf-8", "surrogateescape") + (
+                b"\0" + (segment if segment is not None else b"f" + data))
             found = parsed.get(key)
             if found is None:
                 self.blobs_parsed += 1
                 job = BlobJob(path, "", path.endswith("__init__.py"),
                               segment if segment is not None else data,
-                              repair=segment is None)
+                              repair=segment is None and repairable)
                 found = parsed[key] = classes_of(job) or {}
                 if segment is not None and not found:  # (cut short: read the whole file)
-                    found = parsed[key] = classes_of(
-                        BlobJob(path, "", path.endswith("__init__.py"), data)) or {}
+                    found = parsed[key] = classes_of(BlobJob(
+                        path, "", path.endswith("__init__.py"), data, repair=repairable)) or {}
             return found
 
         ids: dict[str, str] = {}
@@ -840,7 +850,8 @@ class HistoryIndex:
                 version[path] = {
                     qualname: record
                     for top in dict.fromkeys(q.split(".", 1)[0] for q in wanted[path])
-                    for qualname, record in classes(path, sha, blobs[sha], top).items()
+                    for qualname, record in classes(path, sha, blobs[sha], top,
+                                                    self._times.get(commit, 0)).items()
                     if qualname in wanted[path]}
             yield version
 
@@ -929,14 +940,16 @@ class HistoryIndex:
         known = self._logs.get(key)
         if known is not None:
             return known
-        out = self.repo.git("--literal-pathspecs", "log", f"--format={_MARK}%H", "--root",
+        out = self.repo.git("--literal-pathspecs", "log", f"--format={_MARK}%H %ct", "--root",
                             "--name-status", "--no-renames", "-z", f"-n{limit}", "--",
                             *names)
         log: list[tuple[str, dict[str, str]]] = []
         for record in out.split(_SEPARATOR)[1:]:
             head, _, listed = record.partition(b"\0")
+            commit, _, when = head.decode("ascii", "replace").partition(" ")
+            self._times[commit] = int(when) if when.isdigit() else 0
             fields = listed.lstrip(b"\n").split(b"\0")  # status, name, status, name...
-            log.append((head.decode("ascii", "replace"), {
+            log.append((commit, {
                 os.fsdecode(fields[i + 1]): fields[i].decode("ascii", "replace")
                 for i in range(0, len(fields) - 1, 2)}))
         self._logs[key] = log
