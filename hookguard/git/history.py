@@ -17,10 +17,10 @@ import secrets
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from queue import SimpleQueue
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
@@ -52,6 +52,9 @@ from hookguard.git.changes import (
 from hookguard.git.repo import GitError, Repo, split_records
 from hookguard.model.extract import parse_quietly
 from hookguard.model.records import ClassRecord
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["HistoryIndex", "HistoryStore", "HookChange", "pair_renames"]
 
@@ -196,7 +199,10 @@ class _Workers:
 
     def submit(self, function: Callable[[_In], _Out], item: _In) -> Future[_Out]:
         if self.pool is None:
+            # (imported here: ``concurrent.futures.process`` brings multiprocessing, pickle
+            # and sockets, 40 ms a run that never reads history in parallel would pay)
             import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
             method = "fork" if sys.platform.startswith("linux") else None
             self.pool = ProcessPoolExecutor(max_workers=self.cpus,

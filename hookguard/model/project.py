@@ -352,8 +352,10 @@ class Project:
             list(self._mro.get(b.fq, (b,))) if isinstance(b, ClassInfo) else [b] for b in bases
         ]
         sequences.append(list(bases))
-        # (counted before merging: the merge's steps are as many as the MRO's entries)
-        if len({n for seq in sequences for n in seq}) >= MAX_MRO:
+        # (counted before merging: the merge's steps are as many as the MRO's entries; no
+        # more distinct ones than entries)
+        if sum(map(len, sequences)) >= MAX_MRO and len(
+                {n for seq in sequences for n in seq}) >= MAX_MRO:
             return self._cut_off(info, None)
         merged = _c3_merge(sequences)
         if merged is None:
@@ -687,6 +689,27 @@ def _generic_dropped(
     return tuple(kept)
 
 
+_SMALL_MERGE = 48  # entries up to which the plain merge beats the heap's bookkeeping
+
+
+def _c3_merge_small(seqs: list[list[Node]]) -> list[Node] | None:
+    """:func:`_c3_merge` the plain way, for the few short sequences of most classes with
+    several bases: the same steps, the lists rebuilt at each (its cost grows with the
+    square of the entries, which stay under :data:`_SMALL_MERGE` here)."""
+    result: list[Node] = []
+    while seqs:
+        for seq in seqs:
+            head = seq[0]
+            if not any(head in other[1:] for other in seqs):
+                break
+        else:
+            return None
+        result.append(head)
+        seqs = [s[1:] if s[0] == head else s for s in seqs]
+        seqs = [s for s in seqs if s]
+    return result
+
+
 def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
     """C3's merge, or None when the sequences cannot be merged.
 
@@ -698,6 +721,8 @@ def _c3_merge(sequences: list[list[Node]]) -> list[Node] | None:
     at each step cost the square of an MRO's length, and scanning the sequences for a free
     head, steps times sequences: a class with 200 bases.)"""
     seqs = [s for s in sequences if s]
+    if sum(map(len, seqs)) <= _SMALL_MERGE:
+        return _c3_merge_small(seqs)
     at = [0] * len(seqs)
     in_tails: Counter[Node] = Counter(n for s in seqs for n in s[1:])
     heads: dict[Node, list[int]] = {}  # node -> the sequences it heads now

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 
 from hookguard.model.externals import KNOWN_EXTERNALS
 from hookguard.model.project import ClassInfo, External, Project
@@ -95,6 +96,7 @@ def live_methods(
     return frozenset(live)
 
 
+@cache  # (asked per class and per candidate: tens of thousands of times a run)
 def is_test_file(path: str) -> bool:
     """``tests/...``, ``test_x.py``, ``x_test.py``, ``conftest.py``, or a ``tests.py`` or
     ``test.py`` module (a Django app's tests, which unittest's ``test*.py`` collects:
