@@ -339,7 +339,7 @@ class Project:
 
     def _linearise(self, info: ClassInfo) -> tuple[Node, ...]:
         bases = self.bases(info)
-        if any(isinstance(b, ClassInfo) and b.fq in self._cut for b in bases):
+        if self._cut and any(isinstance(b, ClassInfo) and b.fq in self._cut for b in bases):
             return self._cut_off(info, None)  # below a cut: unknown too, reported there
         if len(bases) == 1:  # single inheritance, most classes: C3 is the base's MRO
             base = bases[0]
