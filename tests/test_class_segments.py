@@ -39,6 +39,17 @@ class Other(Printer):
 '''
 
 
+def _cut(word: str) -> ast.ClassDef:
+    """``Printer`` cut out of ``SOURCE`` and down to the blocks naming ``word``, parsed."""
+    segment = class_segment(SOURCE, "Printer")
+    assert segment is not None
+    cut = methods_naming(segment, word)
+    assert cut is not None
+    tree = ast.parse(cut).body[0]
+    assert isinstance(tree, ast.ClassDef)
+    return tree
+
+
 def test_class_segment_cuts_the_top_level_class_to_the_next_column_zero_line() -> None:
     segment = class_segment(SOURCE, "Printer")
     assert segment is not None
@@ -62,12 +73,7 @@ def test_class_segment_at_the_start_of_the_file_and_with_crlf_line_ends() -> Non
 
 
 def test_methods_naming_keeps_the_head_and_the_blocks_that_name_the_word() -> None:
-    segment = class_segment(SOURCE, "Printer")
-    assert segment is not None
-    cut = methods_naming(segment, "_print_Add")
-    assert cut is not None
-    tree = ast.parse(cut).body[0]
-    assert isinstance(tree, ast.ClassDef)
+    tree = _cut("_print_Add")
     kept = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     # the method itself and the async one whose comment names it; not the others
     assert kept == ["_print_Add", "_print_Mul"]
@@ -75,24 +81,14 @@ def test_methods_naming_keeps_the_head_and_the_blocks_that_name_the_word() -> No
 
 
 def test_methods_naming_keeps_decorators_with_their_method() -> None:
-    segment = class_segment(SOURCE, "Printer")
-    assert segment is not None
-    cut = methods_naming(segment, "order")
-    assert cut is not None
-    tree = ast.parse(cut).body[0]
-    assert isinstance(tree, ast.ClassDef)
+    tree = _cut("order")
     (settings,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     assert settings.name == "settings"
     assert [ast.unparse(d) for d in settings.decorator_list] == ["property", "cached"]
 
 
 def test_methods_naming_keeps_a_statement_naming_the_word_and_nothing_else() -> None:
-    segment = class_segment(SOURCE, "Printer")
-    assert segment is not None
-    cut = methods_naming(segment, "printmethod")
-    assert cut is not None
-    tree = ast.parse(cut).body[0]
-    assert isinstance(tree, ast.ClassDef)
+    tree = _cut("printmethod")
     # the docstring is a block of the body like any other: it does not name the word
     assert [type(n).__name__ for n in tree.body] == ["Assign", "Pass"]
 
