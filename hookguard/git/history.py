@@ -753,21 +753,18 @@ class HistoryIndex:
         found = self._blames.get(key)
         if found is not None:
             return found
-        found = []
         try:
             out = self.repo.git("blame", "--porcelain", "-L", f"{start},{end}", "--", path)
         except GitError:
             out = b""
-        when: dict[str, int] = {}
-        sha = ""
+        when: dict[str, int] = {}  # (a commit's times come with its first line only)
+        shas: list[str] = []
         for raw in out.split(b"\n"):
             if _BLAME_HEADER.match(raw):
-                sha = raw[:40].decode("ascii")
-                found.append((sha, when.get(sha, 0)))
-            elif raw.startswith(b"committer-time ") and sha:
-                when[sha] = int(raw.split()[1])
-        found = [(sha, when.get(sha, time)) for sha, time in found]
-        self._blames[key] = found
+                shas.append(raw[:40].decode("ascii"))
+            elif raw.startswith(b"committer-time ") and shas:
+                when[shas[-1]] = int(raw.split()[1])
+        found = self._blames[key] = [(sha, when.get(sha, 0)) for sha in shas]
         return found
 
     def past_classes(
