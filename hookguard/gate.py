@@ -34,8 +34,13 @@ from typing import TYPE_CHECKING
 from hookguard.config import Config, ConfigError, parse_config, weakenings
 from hookguard.engine import Options, Workspace, input_errors, rebuilding_bad_records, run_rules
 from hookguard.findings import Finding, InputError, Severity
-from hookguard.git.changes import HookChange, dropped_dispatch, pair_renames, renamed_dispatch
-from hookguard.git.history import enclosing_def
+from hookguard.git.changes import (
+    HookChange,
+    dropped_dispatch,
+    enclosing_def,
+    pair_renames,
+    renamed_dispatch,
+)
 from hookguard.git.repo import GitError, Repo, TreeEntry
 from hookguard.model.loader import LoadStats, load_trees
 from hookguard.model.project import ClassInfo, Project
@@ -758,15 +763,17 @@ def call_changes(base: Project, head: Project) -> list[CallChange]:
 def _contract_paths(entries: Sequence[TreeEntry], config: Config) -> list[str]:
     """The contract files a tree declares: the ``*.toml`` directly in each ``contracts``
     folder of its settings (or a file named there), else those in ``contracts/``."""
-    paths = {e.path for e in entries}
     folders = [p.strip("/") for p in config.contracts] or ["contracts"]
     found: list[str] = []
     for folder in folders:
-        if folder in paths:
+        prefix = folder + "/"
+        inside = [e.path for e in entries if e.path.startswith(folder)
+                  and (e.path == folder or e.path.startswith(prefix))]
+        if folder in inside:
             found.append(folder)
             continue
-        found.extend(sorted(p for p in paths if p.startswith(folder + "/") and p.endswith(".toml")
-                            and "/" not in p[len(folder) + 1:]))
+        found.extend(sorted({p for p in inside if p.endswith(".toml")
+                             and "/" not in p[len(prefix):]}))
     return found
 
 
@@ -774,12 +781,12 @@ def base_contracts(repo: Repo, entries: Sequence[TreeEntry], config: Config
                    ) -> list[HookContract]:
     """The contracts of the base tree, read through git: the change under review cannot edit
     what it is checked against (a contract it loosens applies once merged)."""
-    from hookguard.contracts import ContractError
-    from hookguard.contracts.reader import parse_contract_files
-
     wanted = _contract_paths(entries, config)
     if not wanted:
         return []
+    from hookguard.contracts import ContractError
+    from hookguard.contracts.reader import parse_contract_files
+
     blob_of = {e.path: e.blob for e in entries}
     texts = repo.read_blobs([blob_of[p] for p in wanted])
 

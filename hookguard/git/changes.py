@@ -7,11 +7,13 @@ rules, the cache and the gate can name a change without importing the walk.
 
 from __future__ import annotations
 
+import os
 import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from hookguard.git.repo import GitError, Repo
 from hookguard.model.extract import SKETCH_SIZE
 from hookguard.model.records import ClassRecord, MethodRecord, ParamKind
 
@@ -276,3 +278,15 @@ def _removed_calls(
             yield line, match
         if line.startswith(b"-") and not line.startswith(b"---"):
             line_no += 1
+
+
+def enclosing_def(repo: Repo, revision: str, path: bytes, line: int) -> bytes | None:
+    """The name of the innermost ``def`` around ``line`` of ``path`` at ``revision`` (read by
+    indentation, :func:`def_around`), or None: the method a patch's hunk was in where the
+    patch (no context) does not show it."""
+    spec = f"{revision}:{os.fsdecode(path)}"
+    try:
+        data = repo.read_blobs([spec]).get(spec)
+    except (GitError, ValueError):
+        return None
+    return def_around(data, line) if data is not None else None

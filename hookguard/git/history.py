@@ -42,8 +42,8 @@ from hookguard.git.blobs import (
 )
 from hookguard.git.changes import (
     HookChange,
-    def_around,
     dropped_dispatch,
+    enclosing_def,
     forwarded_member_call,
     framework_path,
     pair_renames,
@@ -130,18 +130,6 @@ def _called_in_line(classes: dict[str, ClassRecord], qualname: str, name: str) -
                 if klass.calls_on_self(name):
                     return True
     return False
-
-
-def enclosing_def(repo: Repo, revision: str, path: bytes, line: int) -> bytes | None:
-    """The name of the innermost ``def`` around ``line`` of ``path`` at ``revision`` (read by
-    indentation, :func:`~hookguard.git.changes.def_around`), or None: the method a patch's
-    hunk was in where the patch (no context) does not show it."""
-    spec = f"{revision}:{os.fsdecode(path)}"
-    try:
-        data = repo.read_blobs([spec]).get(spec)
-    except (GitError, ValueError):
-        return None
-    return def_around(data, line) if data is not None else None
 
 
 def _store_key(request: tuple[str, Mapping[str, set[str]], str, bool, str], state: str) -> str:
