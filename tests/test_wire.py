@@ -10,7 +10,7 @@ import pytest
 
 from hookguard.model import wire
 from hookguard.model.extract import extract
-from hookguard.model.records import FileRecord, LazyMethods
+from hookguard.model.records import FileRecord, LazyMethods, LazyTuple, UndecodableRecord
 from hookguard.model.sources import module_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +47,30 @@ def test_methods_are_decoded_on_first_read_and_written_back_as_they_came() -> No
     assert lazy.encoded is not None and again == record
     assert dict(lazy) == dict(record.classes[at].methods)
     assert lazy.encoded is None  # decoded now: one copy kept
+
+
+def test_a_files_imports_are_decoded_on_first_read_and_written_back_as_they_came() -> None:
+    record = extract("pkg/mod.py", "pkg.mod", False,
+                     b"import os\nimport pkg.sub.leaf\nfrom pkg.other import thing, more\n"
+                     b"try:\n    import optional\nexcept ImportError:\n    pass\n")
+    assert list(record.needed_modules) == [("os", 1), ("pkg.sub.leaf", 2), ("pkg.other", 3)]
+    assert list(record.needed_names) == [("pkg.other", "thing", 3), ("pkg.other", "more", 3)]
+    back = wire.decode(wire.encode(record))
+    lazy = back.needed_modules
+    assert isinstance(lazy, LazyTuple) and lazy.encoded is not None
+    again = wire.decode(wire.encode(back))  # written back from the undecoded bytes
+    assert lazy.encoded is not None
+    assert again == record and back == record  # (compared: decoded now)
+    assert lazy.encoded is None and lazy[1] == ("pkg.sub.leaf", 2) and len(lazy) == 3
+    assert back.needed_names == record.needed_names
+
+
+def test_a_lazy_field_that_does_not_decode_is_an_undecodable_record() -> None:
+    wire_record = wire.to_wire(FileRecord("a.py", "a", False))
+    forged = msgspec.structs.replace(wire_record, needed_modules=msgspec.Raw(b"\x91\x92\x01\x02"))
+    back = wire.from_wire(forged)  # the field is not read yet
+    with pytest.raises(UndecodableRecord):
+        list(back.needed_modules)
 
 
 def test_an_error_record_keeps_its_error() -> None:

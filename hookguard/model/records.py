@@ -9,10 +9,10 @@ content hash, shipped between processes and merged into a :class:`~hookguard.mod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar, overload
 
 
 class MethodKind(str, Enum):
@@ -246,6 +246,62 @@ class LazyMethods(Mapping[str, MethodRecord]):
         return f"LazyMethods({list(self._names)})"
 
 
+_Item = TypeVar("_Item")
+
+
+class LazyTuple(Sequence[_Item]):
+    """A field of a cached record that few runs read (a file's module-level imports, see
+    :mod:`hookguard.model.loadable`), decoded from the cache on its first read; ``decode``
+    only builds data (or raises :class:`UndecodableRecord`). Compares equal to the tuple it
+    decodes to."""
+
+    __slots__ = ("_data", "_decode", "_raw")
+
+    def __init__(self, raw: Any, decode: Callable[[Any], tuple[_Item, ...]]) -> None:
+        self._raw: Any = raw  # a buffer: bytes, or a view of the cache file read
+        self._decode = decode
+        self._data: tuple[_Item, ...] | None = None
+
+    @property
+    def encoded(self) -> Any:
+        """The encoding while it has not been decoded (the cache writes it back as it is)."""
+        return self._raw
+
+    @property
+    def loaded(self) -> tuple[_Item, ...]:
+        data = self._data
+        if data is None:
+            data = self._data = self._decode(self._raw)  # (raises UndecodableRecord)
+            self._raw = None
+        return data
+
+    @overload
+    def __getitem__(self, index: int) -> _Item: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[_Item, ...]: ...
+    def __getitem__(self, index: int | slice) -> _Item | tuple[_Item, ...]:
+        return self.loaded[index]
+
+    def __iter__(self) -> Iterator[_Item]:
+        return iter(self.loaded)
+
+    def __len__(self) -> int:
+        return len(self.loaded)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LazyTuple, tuple)):
+            return self.loaded == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return (tuple, (self.loaded,))  # between processes: a plain tuple
+
+    def __repr__(self) -> str:
+        return repr(self.loaded)
+
+
 @dataclass(slots=True)
 class ClassRecord:
     qualname: str  # dotted within the module: ``Outer.Inner``, ``factory.<locals>.Local``
@@ -322,9 +378,9 @@ class FileRecord:
     # ``(module, line)``: each module an import at module level, outside any block, needs to
     # load (``import a.b`` and ``from a.b import c`` both need ``a.b``); the file cannot load
     # without it (see :mod:`hookguard.model.loadable`)
-    needed_modules: tuple[tuple[str, int], ...] = ()
+    needed_modules: Sequence[tuple[str, int]] = ()  # (a LazyTuple, read from the cache)
     # ``(module, name, line)``: each ``from module import name`` among those imports
-    needed_names: tuple[tuple[str, str, int], ...] = ()
+    needed_names: Sequence[tuple[str, str, int]] = ()
     content_key: str = ""  # git blob id of the bytes the record was built from
     error: str | None = None  # one-line parse error; the record is otherwise empty
     error_line: int = 0

@@ -4,9 +4,10 @@ the parser's worker processes back to the run.
 Decoding only builds data (strings, numbers, tuples, the record dataclasses), whoever wrote the
 bytes. A class's methods are encoded apart and decoded on their first read
 (:class:`~hookguard.model.records.LazyMethods`): a run that reads few classes never decodes the
-methods of the others, and writes the undecoded ones back as they came. The wire types are
-derived from the record dataclasses' fields (:func:`_wire`), so a field added to a record needs no
-code here.
+methods of the others, and writes the undecoded ones back as they came. So are a file's fields
+that few runs read (its module-level imports, :class:`~hookguard.model.records.LazyTuple`). The
+wire types are derived from the record dataclasses' fields (:func:`_wire`), so a field added to a
+record needs no code here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from hookguard.model.records import (
     ClassRecord,
     FileRecord,
     LazyMethods,
+    LazyTuple,
     MethodRecord,
     UndecodableRecord,
 )
@@ -44,11 +46,20 @@ _CLASS_FIELDS = _names(ClassRecord)
 _FILE_FIELDS = _names(FileRecord)
 _METHODS_AT = _CLASS_FIELDS.index("methods")
 _CLASSES_AT = _FILE_FIELDS.index("classes")
+# A file's fields that few runs read, each encoded apart and decoded on first read (see
+# :class:`~hookguard.model.records.LazyTuple`), with the decoder of its items.
+_LAZY_FIELDS: dict[int, msgspec.msgpack.Decoder[Any]] = {
+    _FILE_FIELDS.index("needed_modules"): msgspec.msgpack.Decoder(tuple[tuple[str, int], ...]),
+    _FILE_FIELDS.index("needed_names"): msgspec.msgpack.Decoder(tuple[tuple[str, str, int], ...]),
+}
 
 _MethodWire = _wire(MethodRecord, "_MethodWire", {})
 # A class's methods: their names, and the methods encoded apart, decoded on first read.
 _ClassWire = _wire(ClassRecord, "_ClassWire", {"methods": tuple[tuple[str, ...], msgspec.Raw]})
-FileWire = _wire(FileRecord, "FileWire", {"classes": list[_ClassWire]})  # type: ignore[valid-type]
+FileWire = _wire(FileRecord, "FileWire", {
+    "classes": list[_ClassWire],  # type: ignore[valid-type]
+    **{_FILE_FIELDS[at]: msgspec.Raw for at in _LAZY_FIELDS},
+})
 
 _method_values: Callable[[MethodRecord], tuple[Any, ...]] = attrgetter(*_METHOD_FIELDS)
 _class_values: Callable[[ClassRecord], tuple[Any, ...]] = attrgetter(*_CLASS_FIELDS)
@@ -67,6 +78,19 @@ def _decode_methods(raw: Any) -> list[MethodRecord]:
         raise UndecodableRecord(f"a cached method table does not decode ({exc})") from None
 
 
+def _lazy_decoder(decoder: msgspec.msgpack.Decoder[Any]) -> Callable[[Any], Any]:
+    def decode(raw: Any) -> Any:
+        try:
+            return decoder.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise UndecodableRecord(f"a cached record field does not decode ({exc})") from None
+
+    return decode
+
+
+_LAZY_DECODE = {at: _lazy_decoder(decoder) for at, decoder in _LAZY_FIELDS.items()}
+
+
 def to_wire(record: FileRecord) -> msgspec.Struct:
     """``record`` as its wire struct; methods still undecoded are taken as they are."""
     classes = []
@@ -80,6 +104,10 @@ def to_wire(record: FileRecord) -> msgspec.Struct:
         classes.append(_ClassWire(*values))
     values = list(_file_values(record))
     values[_CLASSES_AT] = classes
+    for at in _LAZY_FIELDS:
+        value = values[at]
+        raw = value.encoded if isinstance(value, LazyTuple) else None
+        values[at] = msgspec.Raw(ENCODER.encode(tuple(value)) if raw is None else raw)
     return FileWire(*values)
 
 
@@ -93,6 +121,8 @@ def from_wire(wire: msgspec.Struct) -> FileRecord:
         class_values[_METHODS_AT] = LazyMethods(names, raw, _decode_methods)
         classes.append(ClassRecord(*class_values))
     values[_CLASSES_AT] = classes
+    for at, decode in _LAZY_DECODE.items():
+        values[at] = LazyTuple(values[at], decode)
     return FileRecord(*values)
 
 
