@@ -72,6 +72,8 @@ def unloadable(
     commit that last added or removed a module-level definition of ``name`` in the file at
     ``path``. ``text(record)`` is the text a record was built from, or None when that text
     cannot be read."""
+    if not paths:
+        return {}
     present = present_modules(project)
     opened = opened_modules(project)
     reasons: dict[str, str] = {}
@@ -196,11 +198,15 @@ def present_modules(project: Project) -> frozenset[str]:
     packages above them."""
     names: set[str] = set()
     for record in project.files.values():
-        names.update(_with_packages(record))
+        module = record.module
+        while module and module not in names:  # (a name in it has its packages in it too)
+            names.add(module)
+            module = module.rpartition(".")[0]
     return frozenset(names)
 
 
 def _with_packages(record: FileRecord) -> Iterator[str]:
+    """The module of ``record`` and the packages above it (``a``, ``a.b``, ``a.b.c``)."""
     parts = record.module.split(".") if record.module else []
     for end in range(1, len(parts) + 1):
         yield ".".join(parts[:end])
