@@ -309,17 +309,21 @@ class StaleOverride(Rule):
             for old in contract.renamed_from:
                 renamed[(old, contract.cls)].append((order, contract.method, contract.location))
         wanted: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        lines: list[list[ClassInfo]] = []  # each candidate's ancestors in the checkout
         for info, method in candidates:
             key = (info.fq, method.name)
             ancestors = project.ancestors(info)
             internal = [a for a in ancestors if isinstance(a, ClassInfo)]
-            for ancestor in internal:
-                change = changes.get((ancestor.fq, method.name))
-                if change is not None:
-                    offer(key, _Evidence("diff", ancestor, method.name, change.new, change))
-                    break
+            lines.append(internal)
+            if changes:
+                for ancestor in internal:
+                    change = changes.get((ancestor.fq, method.name))
+                    if change is not None:
+                        offer(key, _Evidence("diff", ancestor, method.name, change.new, change))
+                        break
             listed = [(order, ancestor, new, location) for ancestor in internal
-                      for order, new, location in renamed.get((method.name, ancestor.fq), ())]
+                      for order, new, location in renamed.get((method.name, ancestor.fq), ())
+                      ] if renamed else []
             if listed:  # the first contract (in load order) naming an ancestor
                 _, ancestor, new, location = min(listed, key=lambda item: item[0])
                 offer(key, _Evidence("contract", ancestor, method.name, new, None, location))
@@ -344,10 +348,8 @@ class StaleOverride(Rule):
                 for (qualname, name), change in changes_in_file.items():
                     prefix = f"{record.module}." if record.module else ""
                     lost[(f"{prefix}{qualname}", name)] = change
-            for info, method in candidates:
-                for node in project.ancestors(info):  # nearest ancestor first
-                    if not isinstance(node, ClassInfo):
-                        continue
+            for (info, method), internal in zip(candidates, lines, strict=True):
+                for node in internal:  # nearest ancestor first
                     change = lost.get((node.fq, method.name))
                     if change is not None:
                         offer(
