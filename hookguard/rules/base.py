@@ -154,10 +154,13 @@ class References:
                 if holder.record.member_calls and not is_test_file(holder.file.path):
                     for called in holder.record.member_calls:
                         self._member_callers.setdefault(called, []).append(holder)
+        callers = self._member_callers.get(name)
+        if not callers:  # (most names: no member call uses them)
+            return False
         held = self._member_held.get(name)
         if held is None:  # the classes those members hold: the same for every ``info``
             held = self._member_held[name] = list(dict.fromkeys(
-                found for holder in self._member_callers.get(name, ())
+                found for holder in callers
                 for found in _member_classes(project, holder, [
                     call.explicit_base for method in holder.record.methods.values()
                     for call in method.calls
