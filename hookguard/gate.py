@@ -767,8 +767,7 @@ def _contract_paths(entries: Sequence[TreeEntry], config: Config) -> list[str]:
     found: list[str] = []
     for folder in folders:
         prefix = folder + "/"
-        inside = [e.path for e in entries if e.path.startswith(folder)
-                  and (e.path == folder or e.path.startswith(prefix))]
+        inside = [e.path for e in entries if e.path == folder or e.path.startswith(prefix)]
         if folder in inside:
             found.append(folder)
             continue
