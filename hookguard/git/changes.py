@@ -188,6 +188,18 @@ def def_around(data: bytes, line: int) -> bytes | None:
     return None
 
 
+def enclosing_def(repo: Repo, revision: str, path: bytes, line: int) -> bytes | None:
+    """The name of the innermost ``def`` around ``line`` of ``path`` at ``revision`` (read by
+    indentation, :func:`def_around`), or None: the method a patch's hunk was in where the
+    patch (no context) does not show it."""
+    spec = f"{revision}:{os.fsdecode(path)}"
+    try:
+        data = repo.read_blobs([spec]).get(spec)
+    except (GitError, ValueError):
+        return None
+    return def_around(data, line) if data is not None else None
+
+
 def dropped_dispatch(
     patch: bytes, name: str,
     enclosing: Callable[[bytes, int], bytes | None] = lambda _path, _line: None,
@@ -278,15 +290,3 @@ def _removed_calls(
             yield line, match
         if line.startswith(b"-") and not line.startswith(b"---"):
             line_no += 1
-
-
-def enclosing_def(repo: Repo, revision: str, path: bytes, line: int) -> bytes | None:
-    """The name of the innermost ``def`` around ``line`` of ``path`` at ``revision`` (read by
-    indentation, :func:`def_around`), or None: the method a patch's hunk was in where the
-    patch (no context) does not show it."""
-    spec = f"{revision}:{os.fsdecode(path)}"
-    try:
-        data = repo.read_blobs([spec]).get(spec)
-    except (GitError, ValueError):
-        return None
-    return def_around(data, line) if data is not None else None
